@@ -1,0 +1,40 @@
+"""tokvec: the shared code of the course "From Tokens to Vectors".
+
+The modules follow the path of the data, one chapter after another:
+
+* :mod:`tokvec.text`  -- raw text to tokens: normalization, simple tokenizers, BPE (chapter 1)
+* :mod:`tokvec.vocab` -- tokens to ids: the :class:`~tokvec.vocab.Vocabulary` (chapter 2)
+* :mod:`tokvec.display` -- showing the package's own source and versions inside the chapters
+"""
+
+from tokvec.display import show_source, versions
+from tokvec.text import (
+    BPE,
+    SENTENCE,
+    SPACE_MARKER,
+    char_tokenize,
+    load_corpus,
+    normalize,
+    pretokenize,
+    whitespace_tokenize,
+    word_tokenize,
+)
+from tokvec.vocab import SPECIALS, Vocabulary
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BPE",
+    "SENTENCE",
+    "SPACE_MARKER",
+    "SPECIALS",
+    "Vocabulary",
+    "char_tokenize",
+    "load_corpus",
+    "normalize",
+    "pretokenize",
+    "show_source",
+    "versions",
+    "whitespace_tokenize",
+    "word_tokenize",
+]

@@ -1,0 +1,214 @@
+"""Tokens to ids: the vocabulary.
+
+Taught in chapter 2, "Mapping tokens to ids" (``chapters/02_vocabulary.ipynb``).
+
+A :class:`Vocabulary` is a list of distinct tokens; a token's id is its index in that list.
+The special tokens come first, at fixed ids, so every vocabulary of the course agrees on them:
+
+======  =========  =============================================
+id      token      used for
+======  =========  =============================================
+0       ``<pad>``  filling short sequences up to a batch's length
+1       ``<unk>``  any token the vocabulary does not hold
+2       ``<bos>``  beginning of a sequence
+3       ``<eos>``  end of a sequence
+======  =========  =============================================
+"""
+
+from __future__ import annotations
+
+import json
+import numbers
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+__all__ = ["SPECIALS", "PAD", "UNK", "BOS", "EOS", "Vocabulary"]
+
+PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
+#: The reserved tokens, in id order: ``<pad>`` = 0, ``<unk>`` = 1, ``<bos>`` = 2, ``<eos>`` = 3.
+SPECIALS: tuple[str, ...] = (PAD, UNK, BOS, EOS)
+
+_FORMAT = "tokvec.vocabulary"
+_VERSION = 1
+
+
+def _check_token(token: object, position: int) -> str:
+    if not isinstance(token, str):
+        raise TypeError(
+            f"token at position {position} is {type(token).__name__} {token!r:.40}, not str; "
+            "tokens are strings: tokenize the text first (e.g. tokvec.text.word_tokenize)"
+        )
+    return token
+
+
+class Vocabulary:
+    """A bijection between tokens (str) and ids (0 .. len-1), specials first.
+
+    Args:
+        tokens: the ordinary tokens, in id order after the specials. Duplicates are an error.
+        specials: reserved tokens given the first ids (default :data:`SPECIALS`).
+        unk_token: the special that stands for unknown tokens, or ``None`` for a closed
+            vocabulary in which an unknown token is an error.
+    """
+
+    def __init__(self, tokens: Iterable[str] = (), *, specials: Sequence[str] = SPECIALS, unk_token: str | None = UNK):
+        self._id_to_token: list[str] = []
+        self._token_to_id: dict[str, int] = {}
+        for position, token in enumerate([*specials, *tokens]):
+            _check_token(token, position)
+            if token in self._token_to_id:
+                raise ValueError(
+                    f"token {token!r} appears twice (ids {self._token_to_id[token]} and {position}); "
+                    "a vocabulary maps each token to one id, so remove the duplicate"
+                )
+            self._token_to_id[token] = position
+            self._id_to_token.append(token)
+        self.specials: tuple[str, ...] = tuple(specials)
+        if unk_token is not None and unk_token not in self.specials:
+            raise ValueError(f"unk_token {unk_token!r} must be one of the specials {self.specials}")
+        self.unk_token = unk_token
+        #: How often each ordinary token occurred, when built by :meth:`from_corpus` (else empty).
+        self.counts: Counter = Counter()
+
+    @classmethod
+    def from_corpus(cls, tokens: Iterable[str], *, min_count: int = 1, max_size: int | None = None,
+                    specials: Sequence[str] = SPECIALS, unk_token: str | None = UNK) -> "Vocabulary":
+        """Build a vocabulary from a stream of tokens, most frequent first.
+
+        Tokens seen fewer than ``min_count`` times are left out (they will map to ``unk_token``).
+        Equal counts are ordered alphabetically, so the result does not depend on corpus order.
+        ``max_size``, if given, caps ``len(vocab)``, specials included.
+        """
+        if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
+            raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
+        counts = Counter(_check_token(t, i) for i, t in enumerate(tokens))
+        if not counts:
+            raise ValueError(
+                "cannot build a vocabulary from an empty corpus (0 tokens); "
+                "pass a non-empty list of tokens, e.g. word_tokenize(load_corpus())"
+            )
+        if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, int)
+                                     or max_size < len(specials)):
+            raise ValueError(
+                f"max_size must be an int >= {len(specials)} (the number of specials), got {max_size!r}"
+            )
+        ordered = sorted((t for t, c in counts.items() if c >= min_count and t not in specials),
+                         key=lambda t: (-counts[t], t))
+        if max_size is not None:
+            ordered = ordered[: max_size - len(specials)]
+        vocab = cls(ordered, specials=specials, unk_token=unk_token)
+        vocab.counts = Counter({t: counts[t] for t in ordered})
+        return vocab
+
+    # --- sizes and membership -------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._id_to_token)
+
+    def __contains__(self, token: object) -> bool:
+        return token in self._token_to_id
+
+    def __iter__(self):
+        return iter(self._id_to_token)
+
+    @property
+    def tokens(self) -> list[str]:
+        """All tokens in id order (a copy)."""
+        return list(self._id_to_token)
+
+    @property
+    def unk_id(self) -> int | None:
+        return None if self.unk_token is None else self._token_to_id[self.unk_token]
+
+    # --- one token, one id ----------------------------------------------------------------
+    def token_to_id(self, token: str, *, position: int = 0) -> int:
+        """The id of ``token``; an unknown token gives ``unk_id``, or an error without one."""
+        _check_token(token, position)
+        token_id = self._token_to_id.get(token, self.unk_id)
+        if token_id is None:
+            raise KeyError(
+                f"token {token!r} (position {position}) is not in this vocabulary of {len(self)} tokens "
+                "and the vocabulary has no unknown token; build it with unk_token='<unk>' "
+                "or add the token"
+            )
+        return token_id
+
+    def id_to_token(self, token_id: int, *, position: int = 0) -> str:
+        """The token with id ``token_id``; ids outside 0 .. len-1 are an error (no wrap-around)."""
+        if isinstance(token_id, bool) or not isinstance(token_id, numbers.Integral):
+            raise TypeError(
+                f"id at position {position} is {type(token_id).__name__} {token_id!r:.40}, not int; "
+                f"ids are whole numbers in 0..{len(self) - 1}"
+            )
+        if not 0 <= token_id < len(self):
+            raise IndexError(
+                f"id {token_id} at position {position} is out of range: valid ids are 0..{len(self) - 1} "
+                f"for this vocabulary of {len(self)} tokens; was it made with a different vocabulary?"
+            )
+        return self._id_to_token[int(token_id)]
+
+    # --- whole sequences --------------------------------------------------------------------
+    def encode(self, tokens: Iterable[str], *, add_bos_eos: bool = False) -> list[int]:
+        """Map tokens to ids, optionally wrapped in ``<bos>`` ... ``<eos>``."""
+        if isinstance(tokens, str):
+            raise TypeError(
+                f"encode takes a list of tokens, got the str {tokens!r:.40}; "
+                "tokenize it first, e.g. vocab.encode(word_tokenize(text))"
+            )
+        ids = [self.token_to_id(t, position=i) for i, t in enumerate(tokens)]
+        if add_bos_eos:
+            ids = [self.token_to_id(BOS), *ids, self.token_to_id(EOS)]
+        return ids
+
+    def decode(self, ids: Iterable[int], *, skip_specials: bool = False) -> list[str]:
+        """Map ids back to tokens; ``skip_specials`` drops ``<pad>``, ``<bos>`` and the like."""
+        tokens = [self.id_to_token(i, position=p) for p, i in enumerate(ids)]
+        if skip_specials:
+            tokens = [t for t in tokens if t not in self.specials]
+        return tokens
+
+    # --- files -----------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        return {"format": _FORMAT, "version": _VERSION, "specials": list(self.specials),
+                "unk_token": self.unk_token, "tokens": self._id_to_token[len(self.specials):]}
+
+    def save(self, path: str | Path) -> None:
+        """Write the vocabulary as JSON (UTF-8, one token list in id order)."""
+        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Vocabulary":
+        """Read a vocabulary written by :meth:`save`; a damaged file is a ``ValueError`` naming it."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ValueError(f"{path} is not a valid vocabulary file: not UTF-8 JSON ({err})") from err
+        expected = {"format", "version", "specials", "unk_token", "tokens"}
+        if not isinstance(data, dict) or data.get("format") != _FORMAT:
+            raise ValueError(f"{path} is not a vocabulary file: expected a JSON object with "
+                             f"format={_FORMAT!r}; was it written by Vocabulary.save?")
+        if data.get("version") != _VERSION:
+            raise ValueError(f"{path} has vocabulary format version {data.get('version')!r}; "
+                             f"this tokvec reads version {_VERSION} only")
+        missing = expected - data.keys()
+        if missing:
+            raise ValueError(f"{path} is missing the keys {sorted(missing)}; the file is damaged")
+        for key in ("specials", "tokens"):
+            if not isinstance(data[key], list):
+                raise ValueError(f"{path}: {key!r} must be a list of strings, "
+                                 f"got {type(data[key]).__name__}")
+        try:
+            return cls(data["tokens"], specials=data["specials"], unk_token=data["unk_token"])
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"{path} is a damaged vocabulary file: {err}") from err
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Vocabulary):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        preview = ", ".join(repr(t) for t in self._id_to_token[:8])
+        more = ", ..." if len(self) > 8 else ""
+        return f"Vocabulary({len(self)} tokens: [{preview}{more}], unk_token={self.unk_token!r})"
