@@ -16,10 +16,11 @@ from tokvec.text import (
     load_corpus,
     normalize,
     pretokenize,
+    train_hf_bpe,
     whitespace_tokenize,
     word_tokenize,
 )
-from tokvec.vocab import SPECIALS, Vocabulary
+from tokvec.vocab import SPECIALS, UnknownTokenError, Vocabulary
 
 __version__ = "0.1.0"
 
@@ -28,11 +29,13 @@ __all__ = [
     "SENTENCE",
     "SPACE_MARKER",
     "SPECIALS",
+    "UnknownTokenError",
     "Vocabulary",
     "char_tokenize",
     "load_corpus",
     "normalize",
     "pretokenize",
+    "train_hf_bpe",
     "show_source",
     "versions",
     "whitespace_tokenize",

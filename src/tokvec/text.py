@@ -26,6 +26,7 @@ __all__ = [
     "merge_pair",
     "normalize",
     "pretokenize",
+    "train_hf_bpe",
     "whitespace_tokenize",
     "word_tokenize",
 ]
@@ -222,3 +223,29 @@ class BPE:
 
     def __repr__(self) -> str:
         return f"BPE(alphabet={len(self.alphabet)} symbols, merges={len(self.merges)}, lowercase={self.lowercase})"
+
+
+def train_hf_bpe(corpus: str, vocab_size: int, *, min_frequency: int = 2,
+                 special_tokens: tuple[str, ...] = (), unk_token: str | None = None):
+    """Train a Hugging Face ``tokenizers`` BPE with the same pipeline as :class:`BPE`.
+
+    Same normalization (NFKC, collapsed whitespace), same pre-tokenization (spaces become
+    ``SPACE_MARKER`` glued to the next word), same ``vocab_size`` (alphabet plus merges; the
+    special tokens come on top, at ids ``0 .. len(special_tokens)-1``). Runs offline.
+    Chapter 1 compares the two; ``lowercase`` is not offered because the library folds case
+    with its own rules.
+    """
+    from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE(unk_token=unk_token))
+    tokenizer.normalizer = normalizers.Sequence(
+        [normalizers.NFKC(), normalizers.Replace(Regex(r"\s+"), " "), normalizers.Strip()]
+    )
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Metaspace(replacement=SPACE_MARKER, prepend_scheme="never", split=False),
+        pre_tokenizers.Split(Regex(_PRETOKEN_RE.pattern), behavior="isolated"),
+    ])
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size + len(special_tokens), min_frequency=min_frequency,
+                                  special_tokens=list(special_tokens), show_progress=False)
+    tokenizer.train_from_iterator([_check_text(corpus, "corpus")], trainer)
+    return tokenizer

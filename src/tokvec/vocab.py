@@ -23,13 +23,21 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["SPECIALS", "PAD", "UNK", "BOS", "EOS", "Vocabulary"]
+__all__ = ["SPECIALS", "PAD", "UNK", "BOS", "EOS", "UnknownTokenError", "Vocabulary"]
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 #: The reserved tokens, in id order: ``<pad>`` = 0, ``<unk>`` = 1, ``<bos>`` = 2, ``<eos>`` = 3.
 SPECIALS: tuple[str, ...] = (PAD, UNK, BOS, EOS)
 
 _FORMAT = "tokvec.vocabulary"
+
+
+class UnknownTokenError(KeyError):
+    """A token that a vocabulary without ``<unk>`` does not hold (a ``KeyError``, printed plainly)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
 _VERSION = 1
 
 
@@ -126,7 +134,7 @@ class Vocabulary:
         _check_token(token, position)
         token_id = self._token_to_id.get(token, self.unk_id)
         if token_id is None:
-            raise KeyError(
+            raise UnknownTokenError(
                 f"token {token!r} (position {position}) is not in this vocabulary of {len(self)} tokens "
                 "and the vocabulary has no unknown token; build it with unk_token='<unk>' "
                 "or add the token"

@@ -1,0 +1,98 @@
+"""Tests of the course's structure: every chapter listed, importing tokvec, stored with outputs."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "chapters").glob("*.ipynb"))
+IGNORE_MARKERS = ("NBVAL_IGNORE_OUTPUT", "NBVAL_SKIP")
+
+
+def toc_files():
+    def walk(node):
+        if isinstance(node, dict):
+            if "file" in node:
+                yield node["file"]
+            if "root" in node:
+                yield node["root"]
+            for value in node.values():
+                yield from walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                yield from walk(item)
+
+    return list(walk(yaml.safe_load((ROOT / "_toc.yml").read_text())))
+
+
+def load(nb_path):
+    return json.loads(nb_path.read_text(encoding="utf-8"))
+
+
+def code_cells(nb):
+    return [c for c in nb["cells"] if c["cell_type"] == "code"]
+
+
+def markdown(nb):
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+def test_there_are_chapters():
+    assert len(NOTEBOOKS) >= 2
+
+
+def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists():
+    listed = toc_files()
+    for nb in NOTEBOOKS:
+        assert str(nb.relative_to(ROOT).with_suffix("")) in listed, f"{nb.name} is not in _toc.yml"
+    for entry in listed:
+        assert any((ROOT / entry).with_suffix(s).exists() for s in (".md", ".ipynb")), f"{entry} is missing"
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.name)
+class TestNotebook:
+    def test_imports_tokvec_and_never_patches_sys_path(self, nb_path):
+        sources = ["".join(c["source"]) for c in code_cells(load(nb_path))]
+        assert any(re.search(r"^\s*(import tokvec|from tokvec\b)", s, re.M) for s in sources)
+        assert not any("sys.path" in s for s in sources)
+
+    def test_is_stored_executed_top_to_bottom_with_outputs(self, nb_path):
+        cells = code_cells(load(nb_path))
+        counts = [c["execution_count"] for c in cells]
+        assert counts == list(range(1, len(cells) + 1)), "re-run the notebook top to bottom and save it"
+        assert sum(bool(c["outputs"]) for c in cells) >= len(cells) // 2
+
+    def test_few_outputs_are_ignored_by_nbval(self, nb_path):
+        cells = code_cells(load(nb_path))
+        ignored = [c for c in cells if any(m in "".join(c["source"]) for m in IGNORE_MARKERS)]
+        assert len(ignored) <= max(2, len(cells) // 10)
+
+    def test_no_errors_machine_paths_or_huge_outputs_are_stored(self, nb_path):
+        cells = code_cells(load(nb_path))
+        for cell in cells:
+            for out in cell["outputs"]:
+                assert out["output_type"] != "error", "".join(cell["source"])
+                text = json.dumps(out.get("text", "")) + json.dumps(out.get("data", {}).get("text/plain", ""))
+                assert not re.search(r"/(work|tmp|home|root|Users)/", text), text[:200]
+        assert nb_path.stat().st_size < 1_000_000
+
+    def test_has_objectives_takeaways_and_three_exercises_with_solutions(self, nb_path):
+        md = markdown(load(nb_path))
+        assert "Learning objectives" in md
+        assert "Key takeaways" in md
+        exercises = re.findall(r"```\{exercise(?:-start)?\}[^\n]*\n:label: ([\w-]+)", md)
+        solutions = re.findall(r"```\{solution(?:-start)?\} ([\w-]+)", md)
+        assert len(exercises) >= 3
+        assert set(solutions) == set(exercises)
+
+    def test_every_citation_is_in_the_bibliography(self, nb_path):
+        bib = (ROOT / "references.bib").read_text(encoding="utf-8")
+        keys = set(re.findall(r"@\w+\{([^,]+),", bib))
+        cited = re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", markdown(load(nb_path)))
+        assert cited, "a chapter cites its sources"
+        for group in cited:
+            for key in group.split(","):
+                assert key.strip() in keys

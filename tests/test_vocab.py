@@ -1,0 +1,189 @@
+"""Tests of tokvec.vocab.Vocabulary (chapter 2)."""
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokvec.text import BPE, SENTENCE, load_corpus, normalize, train_hf_bpe, word_tokenize
+from tokvec.vocab import SPECIALS, UnknownTokenError, Vocabulary
+
+tokens = st.text(min_size=1, max_size=6)
+
+
+@pytest.fixture(scope="module")
+def vocab():
+    return Vocabulary.from_corpus(word_tokenize(load_corpus()))
+
+
+def test_specials_have_fixed_ids(vocab):
+    assert SPECIALS == ("<pad>", "<unk>", "<bos>", "<eos>")
+    assert [vocab.token_to_id(s) for s in SPECIALS] == [0, 1, 2, 3]
+    assert vocab.unk_id == 1
+
+
+def test_from_corpus_orders_by_frequency_then_alphabetically():
+    vocab = Vocabulary.from_corpus(["b", "a", "c", "a", "b", "a", "d"])
+    assert vocab.tokens == [*SPECIALS, "a", "b", "c", "d"]
+    assert vocab.counts["a"] == 3
+
+
+def test_from_corpus_does_not_depend_on_corpus_order():
+    words = word_tokenize(load_corpus())
+    assert Vocabulary.from_corpus(words) == Vocabulary.from_corpus(list(reversed(words)))
+
+
+def test_min_count_and_max_size():
+    stream = ["a"] * 3 + ["b"] * 2 + ["c"]
+    assert Vocabulary.from_corpus(stream, min_count=2).tokens == [*SPECIALS, "a", "b"]
+    assert len(Vocabulary.from_corpus(stream, max_size=5)) == 5
+    assert Vocabulary.from_corpus(stream, max_size=5).tokens[-1] == "a"
+
+
+def test_specials_in_the_corpus_are_not_counted_twice():
+    vocab = Vocabulary.from_corpus(["<unk>", "cat", "<unk>"])
+    assert vocab.tokens == [*SPECIALS, "cat"]
+
+
+def test_encode_decode_the_running_example(vocab):
+    ids = vocab.encode(word_tokenize(SENTENCE), add_bos_eos=True)
+    assert ids[0] == 2 and ids[-1] == 3
+    assert len(ids) == 9
+    assert vocab.decode(ids, skip_specials=True) == word_tokenize(SENTENCE)
+    assert vocab.token_to_id("The") != vocab.token_to_id("the")
+
+
+def test_case_folding_gives_the_and_The_one_id():
+    folded = Vocabulary.from_corpus(word_tokenize(normalize(load_corpus(), lowercase=True)))
+    assert "The" not in folded
+    plain = Vocabulary.from_corpus(word_tokenize(load_corpus()))
+    assert len(folded) < len(plain)
+
+
+def test_unknown_tokens_map_to_unk(vocab):
+    assert vocab.encode(["zyzzyva"]) == [1]
+    assert vocab.decode(vocab.encode(["zyzzyva"])) == ["<unk>"]
+
+
+@given(st.lists(tokens, min_size=1, max_size=30))
+def test_round_trip_on_any_corpus(stream):
+    vocab = Vocabulary.from_corpus(stream)
+    known = [t for t in stream if t not in SPECIALS]
+    assert vocab.decode(vocab.encode(known)) == known
+    assert len(vocab) == len(SPECIALS) + len(set(known))
+
+
+@given(st.lists(tokens, min_size=1, max_size=30, unique=True))
+def test_ids_are_exactly_0_to_len_minus_1(stream):
+    vocab = Vocabulary(t for t in stream if t not in SPECIALS)
+    assert sorted(vocab.encode(vocab.tokens)) == list(range(len(vocab)))
+
+
+@given(st.lists(tokens, min_size=1, max_size=20))
+def test_save_load_round_trip(tmp_path_factory, stream):
+    path = tmp_path_factory.mktemp("v") / "vocab.json"
+    vocab = Vocabulary.from_corpus(stream)
+    vocab.save(path)
+    assert Vocabulary.load(path) == vocab
+
+
+def test_bpe_vocabulary_gives_the_same_ids_as_hugging_face():
+    corpus = load_corpus()
+    vocab = Vocabulary(BPE.train(corpus, 400).vocab)
+    hf = train_hf_bpe(corpus, 400, special_tokens=SPECIALS, unk_token="<unk>")
+    bpe = BPE.train(corpus, 400)
+    text = " ".join(corpus.splitlines()[40:]) + " \U0001F600"  # ends with a character never seen
+    assert vocab.encode(bpe.tokenize(text)) == hf.encode(text).ids
+    assert vocab.encode(bpe.tokenize(text))[-1] == vocab.unk_id
+
+
+# --- bad input: each error names the value, the valid range and the fix -----------------------
+
+def test_unknown_token_without_unk_is_an_error():
+    closed = Vocabulary(["cat"], specials=(), unk_token=None)
+    with pytest.raises(UnknownTokenError, match=r"'dog' \(position 1\) is not in this vocabulary of 1 tokens.*unk_token='<unk>'"):
+        closed.encode(["cat", "dog"])
+    assert str(UnknownTokenError("x")) == "x"  # printed without KeyError's quotes
+    assert isinstance(UnknownTokenError("x"), KeyError)
+
+
+@pytest.mark.parametrize("bad", [3, None, b"cat", 1.5])
+def test_non_string_token_is_an_error(vocab, bad):
+    with pytest.raises(TypeError, match=rf"token at position 1 is {type(bad).__name__} .*not str"):
+        vocab.encode(["cat", bad])
+
+
+def test_encoding_a_whole_string_is_an_error(vocab):
+    with pytest.raises(TypeError, match="encode takes a list of tokens, got the str"):
+        vocab.encode("The cat")
+
+
+@pytest.mark.parametrize("bad", [-1, -len(SPECIALS), 10**6])
+def test_out_of_range_ids_never_wrap_around(vocab, bad):
+    with pytest.raises(IndexError, match=rf"id {bad} at position 0 is out of range: valid ids are 0\.\.{len(vocab) - 1}"):
+        vocab.decode([bad])
+
+
+@pytest.mark.parametrize("bad", [1.0, "3", True, None])
+def test_non_integer_ids_are_an_error(vocab, bad):
+    with pytest.raises(TypeError, match=rf"id at position 0 is {type(bad).__name__} .*not int; ids are whole numbers in 0\.\."):
+        vocab.decode([bad])
+
+
+def test_numpy_integer_ids_are_accepted(vocab):
+    import numpy as np
+
+    assert vocab.decode(np.array([2, 3])) == ["<bos>", "<eos>"]
+
+
+def test_empty_corpus_is_an_error():
+    with pytest.raises(ValueError, match=r"empty corpus \(0 tokens\)"):
+        Vocabulary.from_corpus([])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"min_count": 0}, "min_count must be an int >= 1, got 0"),
+    ({"max_size": 2}, r"max_size must be an int >= 4 \(the number of specials\), got 2"),
+])
+def test_bad_build_arguments_are_errors(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Vocabulary.from_corpus(["a"], **kwargs)
+
+
+def test_duplicate_tokens_are_an_error():
+    with pytest.raises(ValueError, match=r"'cat' appears twice \(ids 4 and 5\)"):
+        Vocabulary(["cat", "cat"])
+
+
+def test_unk_token_must_be_a_special():
+    with pytest.raises(ValueError, match="unk_token '<oov>' must be one of the specials"):
+        Vocabulary(["cat"], unk_token="<oov>")
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"format": "tokvec.vocabulary", "version": 1, "tokens": ["a"', "not UTF-8 JSON"),
+    ("[1, 2, 3]", "is not a vocabulary file"),
+    ('{"format": "tokvec.vocabulary", "version": 99}', "format version 99"),
+    ('{"format": "tokvec.vocabulary", "version": 1, "tokens": []}', r"missing the keys \['specials', 'unk_token'\]"),
+    ('{"format": "tokvec.vocabulary", "version": 1, "specials": [], "unk_token": null, "tokens": "abc"}',
+     "'tokens' must be a list of strings"),
+    ('{"format": "tokvec.vocabulary", "version": 1, "specials": ["<unk>"], "unk_token": "<unk>", "tokens": ["a", "a"]}',
+     "damaged vocabulary file: token 'a' appears twice"),
+    ('{"format": "tokvec.vocabulary", "version": 1, "specials": [], "unk_token": null, "tokens": ["a", 7]}',
+     "damaged vocabulary file: token at position 1 is int"),
+])
+def test_corrupted_files_are_errors_that_name_the_file(tmp_path, content, message):
+    path = tmp_path / "vocab.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ValueError, match=message) as info:
+        Vocabulary.load(path)
+    assert str(path) in str(info.value)
+
+
+def test_saved_file_is_readable_json(tmp_path, vocab):
+    path = tmp_path / "vocab.json"
+    vocab.save(path)
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["specials"] == list(SPECIALS)
+    assert len(data["tokens"]) == len(vocab) - len(SPECIALS)
