@@ -3,6 +3,7 @@
 #   make test   create .venv if needed, install, run every test (package, notebooks, strict book build)
 #   make serve  preview the built site on http://localhost:8000
 #   make clean  remove build outputs (keeps .venv; 'make distclean' removes it too)
+#   make outputs  re-run every notebook top to bottom in a fresh kernel and store its outputs
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -12,7 +13,7 @@ PORT   ?= 8000
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 JB_FLAGS := -W -n --keep-going --builder html
 
-.PHONY: book test serve clean distclean lock
+.PHONY: book test serve clean distclean lock outputs
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,6 +28,12 @@ book: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest tests --nbval --nbval-current-env \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+
+# After editing a chapter: store fresh outputs (then `make test` checks them, `make book` shows them).
+outputs: $(STAMP)
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 \
+	    --ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
 
 serve: book
 	@echo "Serving _build/html on http://localhost:$(PORT) (Ctrl-C to stop)"

@@ -65,6 +65,10 @@ class TestNotebook:
         assert counts == list(range(1, len(cells) + 1)), "re-run the notebook top to bottom and save it"
         assert sum(bool(c["outputs"]) for c in cells) >= len(cells) // 2
 
+    def test_no_execution_timestamps_are_stored(self, nb_path):
+        for cell in code_cells(load(nb_path)):
+            assert "execution" not in cell["metadata"], "run with record_timing=False (make outputs)"
+
     def test_few_outputs_are_ignored_by_nbval(self, nb_path):
         cells = code_cells(load(nb_path))
         ignored = [c for c in cells if any(m in "".join(c["source"]) for m in IGNORE_MARKERS)]
