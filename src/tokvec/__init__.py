@@ -4,6 +4,7 @@ The modules follow the path of the data, one chapter after another:
 
 * :mod:`tokvec.text`  -- raw text to tokens: normalization, simple tokenizers, BPE (chapter 1)
 * :mod:`tokvec.vocab` -- tokens to ids: the :class:`~tokvec.vocab.Vocabulary` (chapter 2)
+* :mod:`tokvec.reference` -- ids to vectors in pure Python: Algorithms 1 and 2, sinusoids (chapters 3-7)
 * :mod:`tokvec.display` -- showing the package's own source and versions inside the chapters
 """
 
