@@ -96,13 +96,13 @@ def transpose(M: Matrix) -> Matrix:
 
 
 def one_hot(v: int, N_V: int) -> list[float]:
-    """The vector of length ``N_V`` with 1.0 at index ``v`` and 0.0 elsewhere."""
+    """The vector of length ``N_V`` with 1.0 at index ``v`` and 0.0 elsewhere (chapter 3)."""
     v = check_index(v, _check_positive_int(N_V, "N_V"), "token id v", "ids index the vocabulary")
     return [1.0 if j == v else 0.0 for j in range(N_V)]
 
 
 def matvec(M: Matrix, x: list[float]) -> list[float]:
-    """The matrix-vector product ``M x``."""
+    """The matrix-vector product ``M x`` (chapter 3: one-hot times matrix is a lookup)."""
     rows, cols = shape(M)
     if len(x) != cols:
         raise ValueError(f"cannot multiply a {rows}x{cols} matrix by a vector of length {len(x)}; "
@@ -115,6 +115,7 @@ def random_matrix(rows: int, cols: int, *, seed: int, std: float = 1.0) -> Matri
 
     Initializes ``W_e`` (d_e x N_V) and a learned ``W_p`` (d_e x l_max). ``std=1.0`` matches
     PyTorch's ``nn.Embedding`` default; the seed makes every run print the same numbers.
+    Taught in chapter 3, "The embedding matrix".
     """
     rows, cols = _check_positive_int(rows, "rows"), _check_positive_int(cols, "cols")
     rng = random.Random(seed)
@@ -131,7 +132,7 @@ def token_embedding(v: int, W_e: Matrix) -> list[float]:
     | **Parameters:** W_e ∈ ℝ^{d_e × N_V}, the token embedding matrix.
     | 1: return e = W_e[:, v]
 
-    Here ``v`` is 0-based, in ``0 .. N_V-1``.
+    Here ``v`` is 0-based, in ``0 .. N_V-1``. Taught in chapter 4, "Algorithm 1".
     """
     d_e, N_V = shape(W_e, "W_e")
     v = check_index(v, N_V, "token id v", f"W_e has N_V = {N_V} columns, one per token of the vocabulary")
@@ -150,7 +151,7 @@ def positional_embedding(t: int, W_p: Matrix) -> list[float]:
 
     Here the position is called ``t`` (as in the paper's text) and is 0-based, in ``0 .. l_max-1``.
     A position past the table is an error, for a learned and a sinusoidal ``W_p`` alike; a
-    sinusoidal table can be rebuilt longer (chapter 5 shows when that is safe).
+    sinusoidal table can be rebuilt longer (chapter 5, "Algorithm 2", shows when that is safe).
     """
     d_e, l_max = shape(W_p, "W_p")
     t = check_index(t, l_max, "position t", f"W_p has l_max = {l_max} columns; use a longer table or a shorter sequence")
@@ -161,6 +162,7 @@ def embed(x: list[int], W_e: Matrix, W_p: Matrix) -> list[list[float]]:
     """The initial embedding of a sequence: ``e_t = W_e[:, x[t]] + W_p[:, t]`` for each position t.
 
     Returns ``T = len(x)`` vectors of length ``d_e`` (a T x d_e list, one row per token).
+    Taught in chapter 5, "Algorithm 2".
     """
     d_e, _ = shape(W_e, "W_e")
     d_p, l_max = shape(W_p, "W_p")
@@ -181,6 +183,7 @@ def frequencies(d_e: int, base: float = 10000.0, *, first_i: int = 0) -> list[fl
     """The angular frequency of each sin/cos pair: ``omega_i = base^(-2i/d_e)``, i = first_i, first_i+1, ...
 
     ``ceil(d_e / 2)`` values: rows ``2k`` and ``2k+1`` of the table share ``omega`` number ``k``.
+    Taught in chapter 6, "Why sinusoids work".
     """
     d_e = _check_positive_int(d_e, "d_e")
     if not (isinstance(base, numbers.Real) and math.isfinite(base) and base > 1):
@@ -219,6 +222,7 @@ def sinusoidal_positions(d_e: int, l_max: int, base: float = 10000.0) -> Matrix:
 
     An odd ``d_e`` is supported by dropping the last cosine: the last row is the sine of pair
     ``(d_e-1)/2``, and every other row is as for ``d_e + 1`` with the same exponent ``2i/d_e``.
+    Taught in chapter 5, "Algorithm 2"; its properties in chapter 6.
     """
     return _sinusoid_table(d_e, l_max, base, first_i=0)
 
@@ -231,7 +235,7 @@ def paper_positions(d_e: int, l_max: int) -> Matrix:
     with ``i = k + 1``, so the first frequency is ``l_max^(-2/d_e)``, not 1. Positions stay
     0-based as everywhere in the code (the angle uses the code's ``t``), so both variants agree
     at position 0 and differ only in their frequencies. Because the base is ``l_max``, a longer
-    table changes every frequency: chapter 5 measures what that does.
+    table changes every frequency: chapter 5, "Algorithm 2", measures what that does.
     """
     l_max = _check_positive_int(l_max, "l_max")
     if l_max < 2:
