@@ -221,7 +221,7 @@ def sinusoidal_positions(d_e: int, l_max: int, base: float = 10000.0) -> Matrix:
     for positions ``t = 0 .. l_max-1`` (0-based, as in the paper by Vaswani et al.).
 
     An odd ``d_e`` is supported by dropping the last cosine: the last row is the sine of pair
-    ``(d_e-1)/2``, and every other row is as for ``d_e + 1`` with the same exponent ``2i/d_e``.
+    ``i = (d_e-1)/2`` without its cosine, and every exponent ``2i/d_e`` uses the odd ``d_e``.
     Taught in chapter 5, "Algorithm 2"; its properties in chapter 6.
     """
     return _sinusoid_table(d_e, l_max, base, first_i=0)
