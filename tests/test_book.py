@@ -23,7 +23,10 @@ def test_book_builds_strictly(tmp_path):
     assert result.returncode == 0, log[-6000:]
     html = tmp_path / "_build" / "html"
     for page in ("index.html", "intro.html", "notation.html", "references.html",
-                 "chapters/01_tokenization.html", "chapters/02_vocabulary.html"):
+                 "chapters/01_tokenization.html", "chapters/02_vocabulary.html",
+                 "chapters/03_embedding_matrix.html", "chapters/04_token_embedding.html",
+                 "chapters/05_positional_embedding.html", "chapters/06_why_sinusoids.html",
+                 "chapters/07_common_mistakes.html"):
         assert (html / page).exists(), page
     chapter = (html / "chapters/01_tokenization.html").read_text(encoding="utf-8")
     assert "Sennrich" in chapter  # citations resolved against references.bib
