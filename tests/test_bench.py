@@ -1,0 +1,96 @@
+"""python -m tokvec.bench: it times every implementation on the same inputs and writes honest JSON.
+
+Speed itself is never asserted here (timed tests are flaky and machine-dependent); the tests
+check that the benchmark measures what it says, and that the committed results are complete.
+"""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tokvec import bench
+
+RESULTS = sorted((Path(__file__).parent.parent / "benchmarks" / "results").glob("*.json"))
+KEYS = {"impl", "device", "dtype", "batch", "seq_len", "d_model", "vocab_size", "median_ms", "min_ms",
+        "repeats", "tokens_per_s"}
+
+
+def test_run_times_every_implementation_at_every_size():
+    records = bench.run([(1, 4, 8), (2, 8, 4)], vocab_size=16, repeats=2, warmup=1, devices=["cpu"])
+    assert [(r["impl"], r["batch"], r["seq_len"], r["d_model"]) for r in records] == [
+        (impl, B, T, d) for B, T, d in [(1, 4, 8), (2, 8, 4)] for impl in ("python", "numpy", "seed", "layer")]
+    for r in records:
+        assert set(r) == KEYS
+        assert 0 < r["min_ms"] <= r["median_ms"]
+        assert r["tokens_per_s"] > 0
+
+
+def test_python_skipped_above_its_limit():
+    records = bench.run([(2, 8, 8)], vocab_size=16, repeats=1, warmup=0, devices=["cpu"], python_limit=100)
+    assert "python" not in {r["impl"] for r in records}
+
+
+def test_all_implementations_compute_the_same_thing():
+    """The benchmark compares like with like: every callable returns the same numbers."""
+    outputs = {}
+    with torch.inference_mode():
+        for impl, _, _, fn in bench._implementations(2, 6, 5, 11, seed=3, devices=[torch.device("cpu")],
+                                                       python_limit=10**6):
+            out = fn()
+            outputs[impl] = np.asarray(out.numpy() if isinstance(out, torch.Tensor) else out, dtype=float)
+    assert set(outputs) == {"python", "numpy", "seed", "layer"}
+    assert outputs["python"].shape == (2, 6, 5)
+    for impl in ("numpy", "seed", "layer"):
+        np.testing.assert_allclose(outputs[impl], outputs["python"], rtol=0, atol=1e-5)
+
+
+def test_time_call_counts_repeats_and_warmup():
+    calls = []
+    times = bench.time_call(lambda: calls.append(1), repeats=5, warmup=2)
+    assert len(times) == 5 and len(calls) == 7
+    assert all(t >= 0 for t in times)
+
+
+def test_cli_writes_json_with_machine_versions_and_command(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    bench.main(["--sizes", "1x4x8", "--repeats", "2", "--warmup", "1", "--devices", "cpu", "--out", str(out)])
+    data = bench.load(out)
+    assert data["command"].startswith("python -m tokvec.bench --sizes 1x4x8")
+    assert {"cpu", "cpu_count", "gpu"} <= set(data["machine"])
+    assert {"python", "numpy", "torch", "tokvec"} <= set(data["versions"])
+    assert len(data["records"]) == 4
+    assert "wrote 4 records" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text", ["16x512", "0x4x4", "axbxc"])
+def test_cli_rejects_bad_sizes(text):
+    with pytest.raises(SystemExit):
+        bench.main(["--sizes", text])
+
+
+def test_results_are_committed():
+    assert RESULTS, "benchmarks/results/ holds no JSON file: run python -m tokvec.bench --out ..."
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=lambda p: p.name)
+def test_committed_results_are_complete(path):
+    data = json.loads(path.read_text())
+    assert data["command"].startswith("python -m tokvec.bench")
+    assert data["machine"]["cpu"] and data["versions"]["torch"]
+    sizes = {(r["batch"], r["seq_len"], r["d_model"]) for r in data["records"]}
+    for B, T, d in sizes:
+        impls = {r["impl"] for r in data["records"] if (r["batch"], r["seq_len"], r["d_model"]) == (B, T, d)}
+        assert {"numpy", "seed", "layer"} <= impls, (B, T, d)
+    for r in data["records"]:
+        assert set(r) == KEYS and r["median_ms"] > 0
+
+
+def test_load_finds_a_committed_file_by_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert RESULTS, "no committed results"
+    assert bench.load(RESULTS[0].name) == json.loads(RESULTS[0].read_text())
+    with pytest.raises(FileNotFoundError):
+        bench.load("no-such-machine.json")

@@ -1,0 +1,315 @@
+"""tokvec.arrays and tokvec.layers: the vectorized input layer equals the pure-Python reference.
+
+The reference implementations below are copied from the seed tutorials (credited on each) so the
+layer is tested against the code learners arrive with, not against a retyped version of itself.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from torch import nn
+
+from tokvec import reference
+from tokvec.arrays import check_ids, embed_numpy, sinusoidal_table_numpy
+from tokvec.layers import LearnedPositionEmbedding, TransformerEmbedding, device, sinusoidal_table
+
+CUDA = torch.cuda.is_available()
+needs_cuda = pytest.mark.skipif(not CUDA, reason="no CUDA GPU on this machine: GPU checks not run here")
+
+
+# --- the seeds' code, copied verbatim (comments trimmed) ------------------------------------
+
+class InputEmbeddings(nn.Module):
+    """Seed 004, "Embedding Layer from the Transformers architecture", cell In [4]."""
+
+    def __init__(self, d_model: int, vocab_size: int) -> None:
+        super().__init__()
+        self.d_model = d_model
+        self.vocab_size = vocab_size
+        self.embedding = nn.Embedding(vocab_size, d_model)
+
+    def forward(self, x):
+        return (self.embedding(x) * math.sqrt(self.d_model))
+
+
+def positional_encoding(seq_len, d_model):
+    """Seed 002, "Step 7: Define Positional Encoding Function", cell In [7]."""
+    pos_enc = torch.zeros(seq_len, d_model)
+    positions = torch.arange(seq_len, dtype=torch.float).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2).float() * -(torch.log(torch.tensor(10000.0)) / d_model))
+    pos_enc[:, 0::2] = torch.sin(positions * div_term)
+    pos_enc[:, 1::2] = torch.cos(positions * div_term)
+    return pos_enc
+
+
+# --- strategies ------------------------------------------------------------------------------
+
+@st.composite
+def problems(draw):
+    """A random layer size, a random batch of valid ids (first and last row included) and a seed."""
+    V = draw(st.integers(1, 40))
+    d = draw(st.integers(1, 12))
+    max_len = draw(st.integers(1, 24))
+    T = draw(st.integers(1, max_len))
+    batched = draw(st.booleans())
+    shape = (draw(st.integers(1, 3)), T) if batched else (T,)
+    n = int(np.prod(shape))
+    ids = draw(st.lists(st.integers(0, V - 1), min_size=n, max_size=n))
+    ids[0], ids[-1] = 0, V - 1
+    return V, d, max_len, np.array(ids, dtype=np.int64).reshape(shape), draw(st.integers(0, 2**31 - 1))
+
+
+def reference_output(layer: nn.Module, ids: np.ndarray) -> np.ndarray:
+    """tokvec.reference.embed on W_e = (weight * sqrt(d)) transposed and the exact sinusoidal W_p."""
+    d, T = layer.d_model, ids.shape[-1]
+    W_e = reference.transpose((layer.token.weight.detach().double().cpu() * math.sqrt(d)).tolist())
+    W_p = reference.sinusoidal_positions(d, T)
+    rows = ids.reshape(-1, T).tolist()
+    return np.array([reference.embed(x, W_e, W_p) for x in rows]).reshape(*ids.shape, d)
+
+
+# --- equivalence with the pure-Python reference ----------------------------------------------
+
+@given(problems())
+def test_layer_float64_equals_reference(problem):
+    V, d, max_len, ids, seed = problem
+    torch.manual_seed(seed)
+    layer = TransformerEmbedding(V, d, max_len).double().eval()
+    with torch.no_grad():
+        out = layer(torch.from_numpy(ids))
+    assert out.shape == (*ids.shape, d) and out.dtype == torch.float64
+    np.testing.assert_allclose(out.numpy(), reference_output(layer, ids), rtol=0, atol=1e-12)
+
+
+@given(problems())
+def test_numpy_path_equals_reference(problem):
+    V, d, max_len, ids, seed = problem
+    torch.manual_seed(seed)
+    layer = TransformerEmbedding(V, d, max_len)
+    weight = layer.token.weight.detach().double().numpy()
+    out = embed_numpy(ids, weight, sinusoidal_table_numpy(max_len, d))
+    np.testing.assert_allclose(out, reference_output(layer, ids), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 2, 7, 64, 513])
+def test_table_is_reference_transposed(d):
+    table = sinusoidal_table(50, d, dtype=torch.float64)
+    expected = np.array(reference.transpose(reference.sinusoidal_positions(d, 50)))
+    assert table.shape == (50, d)
+    np.testing.assert_allclose(table.numpy(), expected, rtol=0, atol=1e-13)
+
+
+def test_float32_table_within_1e6_below_100k_and_seed_recipe_is_not():
+    d = 512
+    exact = sinusoidal_table_numpy(100_000, d)
+    ours = sinusoidal_table(100_000, d, dtype=torch.float32).double().numpy()
+    seed = positional_encoding(100_000, d).double().numpy()
+    assert np.abs(ours - exact).max() <= 1e-6
+    assert np.abs(seed - exact).max() > 1e-3           # the seeds' float32 angles drift by ~5e-3
+
+
+def test_table_rows_do_not_depend_on_length():
+    long, short = sinusoidal_table(300, 10), sinusoidal_table(20, 10)
+    assert torch.equal(long[:20], short)
+
+
+# --- equality with the seeds' own code -------------------------------------------------------
+
+@pytest.mark.parametrize("V,d,T,batch", [(10, 4, 6, None), (100, 64, 33, 3), (1000, 512, 128, 2)])
+def test_layer_equals_seed_004_plus_seed_002(V, d, T, batch):
+    torch.manual_seed(0)
+    layer = TransformerEmbedding(V, d, max_len=T).eval()
+    seed = InputEmbeddings(d, V)
+    with torch.no_grad():
+        seed.embedding.weight.copy_(layer.token.weight)
+        ids = torch.randint(0, V, (T,) if batch is None else (batch, T))
+        expected = seed(ids) + positional_encoding(T, d)
+        got = layer(ids)
+    assert got.shape == expected.shape
+    # Agreement to float32 rounding: the seed's float32 angles t * div_term drift by up to about
+    # T * 6e-8 (8e-6 at T = 128), and the layer is the closer of the two to the exact table.
+    torch.testing.assert_close(got, expected, rtol=0, atol=max(2e-6, T * 8e-8))
+    exact = torch.from_numpy(sinusoidal_table_numpy(T, d))
+    ours, theirs = (got - seed(ids)).double(), (expected - seed(ids)).double()
+    assert (ours - exact).abs().max() <= (theirs - exact).abs().max()
+
+
+def test_seed_002_breaks_on_odd_d_model_and_the_layer_does_not():
+    with pytest.raises(RuntimeError):
+        positional_encoding(5, 7)                       # 4 sine columns into 3 cosine slots
+    out = TransformerEmbedding(10, 7, 5)(torch.arange(5))
+    assert out.shape == (5, 7)
+
+
+# --- dropout, dtype, device, buffers ---------------------------------------------------------
+
+def test_dropout_active_in_train_only():
+    torch.manual_seed(0)
+    layer = TransformerEmbedding(50, 32, 16, dropout=0.5)
+    ids = torch.randint(0, 50, (4, 16))
+    layer.train()
+    a, b = layer(ids), layer(ids)
+    assert not torch.equal(a, b)
+    zeros = (a == 0).float().mean().item()
+    assert 0.4 < zeros < 0.6
+    layer.eval()
+    c, d = layer(ids), layer(ids)
+    assert torch.equal(c, d)
+    kept = a != 0
+    torch.testing.assert_close(a[kept], 2 * c[kept])    # survivors are scaled by 1 / (1 - p)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float64])
+def test_output_follows_module_dtype(dtype):
+    layer = TransformerEmbedding(20, 8, 10).to(dtype).eval()
+    out = layer(torch.tensor([[1, 2, 3]]))
+    assert out.dtype == dtype
+    assert layer.pe.dtype == dtype
+
+
+def test_table_rebuilt_from_float64_when_dtype_changes():
+    layer = TransformerEmbedding(20, 16, 200).double()
+    assert torch.equal(layer.pe, sinusoidal_table(200, 16, dtype=torch.float64))
+    cast_twice = sinusoidal_table(200, 16).to(torch.float64)  # float32 first, then float64: two roundings
+    assert not torch.equal(layer.pe, cast_twice)
+
+
+def test_bf16_layer_is_one_table_rounding_from_exact():
+    layer = TransformerEmbedding(20, 16, 64).float().to(torch.bfloat16)
+    exact = sinusoidal_table(64, 16, dtype=torch.float64)
+    assert torch.equal(layer.pe, exact.to(torch.bfloat16))
+
+
+def test_table_is_a_non_persistent_buffer():
+    layer = TransformerEmbedding(20, 8, 10)
+    assert "pe" in dict(layer.named_buffers())
+    assert set(layer.state_dict()) == {"token.weight"}
+    assert [name for name, _ in layer.named_parameters()] == ["token.weight"]
+
+
+def test_padding_idx_row_is_zero_and_gets_no_gradient():
+    layer = TransformerEmbedding(10, 4, 8, dropout=0.0, padding_idx=0)
+    ids = torch.tensor([[5, 6, 0, 0]])
+    layer(ids).sum().backward()
+    assert torch.equal(layer.token.weight[0], torch.zeros(4))
+    assert torch.equal(layer.token.weight.grad[0], torch.zeros(4))
+    assert layer.token.weight.grad[5].abs().sum() > 0
+
+
+def test_learned_variant_counts_parameters_and_refuses_longer_input():
+    learned = LearnedPositionEmbedding(100, 16, 32)
+    sinus = TransformerEmbedding(100, 16, 32)
+    count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
+    assert count(learned) - count(sinus) == 32 * 16
+    assert learned.eval()(torch.zeros(2, 32, dtype=torch.long)).shape == (2, 32, 16)
+    with pytest.raises(ValueError, match="max_len = 32"):
+        learned(torch.zeros(33, dtype=torch.long))
+
+
+def test_learned_variant_equals_its_definition():
+    torch.manual_seed(1)
+    m = LearnedPositionEmbedding(30, 8, 12).eval()
+    ids = torch.randint(0, 30, (2, 12))
+    expected = m.token.weight[ids] + m.position.weight[torch.arange(12)]
+    torch.testing.assert_close(m(ids), expected, rtol=0, atol=0)
+
+
+def test_device_prefers_cuda_then_mps_then_cpu():
+    dev = device()
+    if CUDA:
+        assert dev.type == "cuda"
+    elif torch.backends.mps.is_available():
+        assert dev.type == "mps"
+    else:
+        assert dev.type == "cpu"
+
+
+# --- bad input: checked before the lookup, with the value and the valid range -----------------
+
+BAD = [
+    (torch.tensor([1, -1]), IndexError, r"token id -1 at index \(1,\).*valid ids are 0\.\.9"),
+    (torch.tensor([[1, 2], [3, 10]]), IndexError, r"token id 10 at index \(1, 1\).*valid ids are 0\.\.9"),
+    (torch.tensor([1.0, 2.0]), TypeError, r"integer dtype, got torch\.float32.*ids\.long\(\)"),
+    (torch.tensor([True]), TypeError, r"integer dtype, got torch\.bool"),
+    (torch.zeros(1, 2, 3, dtype=torch.long), ValueError, r"shape \(1, 2, 3\) \(rank 3\)"),
+    (torch.tensor(3), ValueError, r"rank 0"),
+    (torch.zeros(9, dtype=torch.long), ValueError, r"T = 9 positions.*0\.\.7 \(max_len = 8\)"),
+    ([1, 2], TypeError, r"got list.*torch\.tensor\(ids\)"),
+]
+
+
+@pytest.mark.parametrize("ids,error,message", BAD)
+@pytest.mark.parametrize("cls", [TransformerEmbedding, LearnedPositionEmbedding])
+def test_bad_ids_raise_clear_errors(cls, ids, error, message):
+    layer = cls(10, 4, 8)
+    with pytest.raises(error, match=message):
+        layer(ids)
+
+
+@pytest.mark.parametrize("ids,error,message", BAD[:3] + BAD[4:7])
+def test_numpy_path_raises_the_same_errors(ids, error, message):
+    with pytest.raises(error, match=message.replace("torch\\.float32", "float32")):
+        embed_numpy(ids.numpy(), np.zeros((10, 4)), np.zeros((8, 4)))
+
+
+def test_negative_id_never_wraps_around_in_numpy():
+    weight = np.arange(12.0).reshape(3, 4)
+    assert np.array_equal(weight[np.array([-1])][0], weight[2])   # what plain NumPy does silently
+    with pytest.raises(IndexError, match="token id -1"):
+        embed_numpy(np.array([-1]), weight, np.zeros((4, 4)))
+
+
+def test_empty_sequence_is_allowed():
+    out = TransformerEmbedding(10, 4, 8)(torch.zeros(2, 0, dtype=torch.long))
+    assert out.shape == (2, 0, 4)
+    assert check_ids(np.zeros((0,), dtype=np.int32), 10, 8) == (None, 0)
+
+
+@pytest.mark.parametrize("kwargs,message", [({"dropout": 1.0}, "dropout"), ({"dropout": -0.1}, "dropout")])
+def test_bad_constructor_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        TransformerEmbedding(10, 4, 8, **kwargs)
+
+
+@pytest.mark.parametrize("length,d,base", [(0, 4, 10000.0), (4, 0, 10000.0), (4, 4, 1.0), (4.5, 4, 10000.0)])
+def test_bad_table_arguments(length, d, base):
+    with pytest.raises(ValueError):
+        sinusoidal_table(length, d, base)
+
+
+# --- on a CUDA GPU: the same checks, and a Python error instead of a device-side assert --------
+
+@pytest.mark.gpu
+@needs_cuda
+@given(problems())
+def test_cuda_layer_equals_reference(problem):
+    V, d, max_len, ids, seed = problem
+    torch.manual_seed(seed)
+    layer = TransformerEmbedding(V, d, max_len).double().eval().cuda()
+    with torch.no_grad():
+        out = layer(torch.from_numpy(ids).cuda())
+    assert out.device.type == "cuda"
+    np.testing.assert_allclose(out.cpu().numpy(), reference_output(layer, ids), rtol=0, atol=1e-12)
+
+
+@pytest.mark.gpu
+@needs_cuda
+@pytest.mark.parametrize("ids,error,message", BAD[:3] + BAD[4:7])
+def test_cuda_bad_ids_raise_python_errors_and_the_process_survives(ids, error, message):
+    layer = TransformerEmbedding(10, 4, 8).cuda()
+    with pytest.raises(error, match=message):
+        layer(ids.cuda())
+    torch.cuda.synchronize()                            # no device-side assert pending
+    assert layer(torch.tensor([0, 9], device="cuda")).shape == (2, 4)
+
+
+@pytest.mark.gpu
+@needs_cuda
+def test_cuda_bf16_output_stays_bf16():
+    layer = TransformerEmbedding(100, 64, 32).cuda().to(torch.bfloat16).eval()
+    out = layer(torch.randint(0, 100, (2, 32), device="cuda"))
+    assert out.dtype == torch.bfloat16 and out.device.type == "cuda"
