@@ -1,0 +1,258 @@
+"""The published website, opened in a real browser with no network: every page works offline.
+
+Playwright drives Debian's Chromium (``/usr/bin/chromium``; ``.ci/run`` installs it with apt-get)
+against the built site served from 127.0.0.1. For every page of the table of contents: HTTP 200,
+no console error, no failed request and no request that leaves the machine, math typeset
+wherever the page has math, every image loaded with alt text, previous/next links that work. A
+screenshot of each page is saved under ``_build/screenshots/`` as a test artifact.
+
+Where no Chromium is installed (a learner's laptop) the tests are skipped with that reason.
+"""
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import pytest
+from conftest import ROOT, toc_pages
+
+pytestmark = pytest.mark.book
+
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="no Chromium found (install Debian's chromium, or set CHROMIUM=/path/to/it): "
+                             "browser tests not run")
+SHOTS = ROOT / "_build" / "screenshots"
+PAGES = toc_pages()
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep the test output readable
+        pass
+
+
+@pytest.fixture(scope="module")
+def server(built_site):
+    """Serve _build/html on a free localhost port for the duration of the module."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True)
+        yield b
+        b.close()
+
+
+class PageVisit:
+    """Open one URL and record everything that went wrong on the way."""
+
+    def __init__(self, browser, base: str):
+        self.base = base
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.outside: list[str] = []
+        self.failed: list[str] = []
+        self.page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} ({r.failure})"))
+        self.page.on("response", lambda r: r.status >= 400 and self.failed.append(f"{r.url} (HTTP {r.status})"))
+        # Block, and record, every request that is not for the local site.
+        self.context.route(re.compile(r"^(?!" + re.escape(base) + ")"), self._refuse)
+
+    def _refuse(self, route):
+        self.outside.append(route.request.url)
+        route.abort()
+
+    def open(self, path: str):
+        response = self.page.goto(urljoin(self.base, path), wait_until="load")
+        self.page.wait_for_load_state("networkidle")
+        return response
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture()
+def visit(browser, server):
+    visits = []
+
+    def _open(path):
+        v = PageVisit(browser, server)
+        visits.append(v)
+        return v, v.open(path)
+
+    yield _open
+    for v in visits:
+        v.close()
+
+
+@needs_chromium
+@pytest.mark.parametrize("docname", PAGES)
+def test_page_works_offline(visit, built_site, docname):
+    v, response = visit(f"{docname}.html")
+    assert response.status == 200
+    page = v.page
+    source = (built_site / f"{docname}.html").read_text(encoding="utf-8")
+    if 'class="math' in source:
+        page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
+        n_math = source.count('class="math')
+        assert page.locator("mjx-container").count() >= n_math, "some math was not typeset"
+        assert page.locator("mjx-merror").count() == 0, "MathJax reported a TeX error"
+    images = page.eval_on_selector_all(
+        "article img", "els => els.map(e => ({src: e.getAttribute('src'), alt: e.alt, w: e.naturalWidth}))")
+    for img in images:
+        page.locator(f"img[src='{img['src']}']").first.scroll_into_view_if_needed()
+    images = page.eval_on_selector_all(
+        "article img", "els => els.map(e => ({src: e.getAttribute('src'), alt: e.alt, w: e.naturalWidth}))")
+    for img in images:
+        assert img["w"] > 0, f"image did not load: {img['src']}"
+        assert len(img["alt"].strip()) >= 10, f"image without meaningful alt text: {img['src']}"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{docname.replace('/', '__')}.png"), full_page=False)
+    assert v.outside == [], f"requests left the machine: {v.outside}"
+    assert v.failed == [], f"failed requests: {v.failed}"
+    assert v.errors == [], f"console errors: {v.errors}"
+
+
+@needs_chromium
+def test_previous_and_next_links_walk_the_whole_book(visit):
+    """Following 'next' from the first page visits every page of the toc, in order."""
+    v, _ = visit(f"{PAGES[0]}.html")
+    seen = [PAGES[0]]
+    for _ in range(len(PAGES) - 1):
+        nxt = v.page.locator("a.right-next")
+        assert nxt.count() == 1, f"no 'next' link on {seen[-1]}"
+        nxt.click()
+        v.page.wait_for_load_state("load")
+        path = urlparse(v.page.url).path.lstrip("/").removesuffix(".html")
+        seen.append(path)
+        prev = v.page.locator("a.left-prev")
+        assert prev.count() == 1, f"no 'previous' link on {path}"
+    assert seen == PAGES
+    assert v.page.locator("a.right-next").count() == 0
+    v.page.locator("a.left-prev").click()
+    v.page.wait_for_load_state("load")
+    assert urlparse(v.page.url).path.lstrip("/").removesuffix(".html") == PAGES[-2]
+    assert v.errors == [] and v.outside == [] and v.failed == []
+
+
+@needs_chromium
+def test_search_finds_a_term_from_a_chapter(visit):
+    v, response = visit("search.html?q=sinusoidal")
+    assert response.status == 200
+    v.page.wait_for_selector("ul.search li", timeout=15_000)
+    hits = v.page.eval_on_selector_all("ul.search li a", "els => els.map(e => e.getAttribute('href'))")
+    assert any("05_positional_embedding" in h for h in hits), hits
+    assert v.errors == [] and v.outside == []
+
+
+@needs_chromium
+def test_download_launch_and_repository_buttons_are_configured(visit):
+    v, _ = visit("chapters/05_positional_embedding.html")
+    hrefs = v.page.eval_on_selector_all("a", "els => els.map(e => e.href)")
+    assert any(h.endswith("_sources/chapters/05_positional_embedding.ipynb") for h in hrefs), "no .ipynb download"
+    assert any("colab.research.google.com" in h and h.endswith("05_positional_embedding.ipynb") for h in hrefs)
+    assert any("mybinder.org" in h for h in hrefs)
+    assert any(h.rstrip("/").endswith("/issues") or "/issues/new" in h for h in hrefs)
+    assert any(h.endswith("_sources/chapters/05_positional_embedding.md") for h in hrefs), "no .md download"
+    md = v.context.request.get(urljoin(v.base, "_sources/chapters/05_positional_embedding.md"))
+    assert md.status == 200 and "```{code-cell} ipython3" in md.text()
+    v2, _ = visit("notation.html")
+    hrefs = v2.page.eval_on_selector_all("a", "els => els.map(e => e.href)")
+    assert any(h.endswith("_sources/notation.md") for h in hrefs)
+
+
+# --- checks that need no browser ----------------------------------------------------------
+
+def _table(markdown: str, heading: str) -> dict[str, str]:
+    section = markdown.split(heading, 1)[1].split("\n## ", 1)[0]
+    rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| ")]
+    return {name.strip(): value.strip() for name, value in rows[1:] if not set(name.strip()) <= {"-"}}
+
+
+def test_versions_page_matches_the_stored_outputs_and_the_pins():
+    import ast
+
+    import nbformat
+
+    page = (ROOT / "versions.md").read_text(encoding="utf-8")
+    produced = _table(page, "## What produced the stored outputs")
+    for path in sorted((ROOT / "chapters").glob("*.ipynb")):
+        first = next(c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        assert first.outputs, f"{path.name}: the versions cell has no stored output (run make outputs)"
+        stored = ast.literal_eval(first.outputs[0]["data"]["text/plain"])
+        assert stored == produced, f"{path.name} was run with {stored}, versions.md says {produced}"
+    pins = dict(line.split("==", 1) for line in (ROOT / "requirements.txt").read_text().splitlines()
+                if "==" in line and not line.startswith("#"))
+    pins = {name.lower(): version for name, version in pins.items()}
+    for name, version in _table(page, "## What built and tested the site").items():
+        assert pins[name.lower()] == version.split()[0], f"{name}: page {version}, requirements.txt {pins[name.lower()]}"
+    assert produced["torch"].split("+")[0] == pins["torch"]
+    assert produced["numpy"] == pins["numpy"]
+
+
+def test_publish_workflow_tests_builds_and_deploys():
+    import yaml
+
+    flow = yaml.safe_load((ROOT / ".github/workflows/publish.yml").read_text(encoding="utf-8"))
+    steps = flow["jobs"]["test-and-build"]["steps"]
+    runs = [s.get("run", "") for s in steps]
+    assert "make test" in runs and "make book" in runs
+    assert runs.index("make test") < runs.index("make book")
+    upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact"))
+    assert upload["with"]["path"] == "_build/html"
+    assert flow["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages")
+
+
+def test_ci_installs_chromium_then_runs_make_test():
+    script = (ROOT / ".ci/run").read_text(encoding="utf-8")
+    assert "apt-get install" in script and "chromium" in script
+    assert script.rstrip().endswith("make test")
+
+
+@pytest.mark.book
+def test_every_figure_has_a_caption_and_alt_text(built_site):
+    import html.parser
+
+    class Figures(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.depth, self.figures, self.current = 0, [], None
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "figure":
+                self.current = {"alt": [], "caption": False}
+                self.figures.append(self.current)
+            elif tag == "img" and self.current is not None:
+                self.current["alt"].append(attrs.get("alt") or "")
+            elif tag == "figcaption" and self.current is not None:
+                self.current["caption"] = True
+
+        def handle_endtag(self, tag):
+            if tag == "figure":
+                self.current = None
+
+    total = 0
+    for docname in PAGES:
+        parser = Figures()
+        parser.feed((built_site / f"{docname}.html").read_text(encoding="utf-8"))
+        for fig in parser.figures:
+            total += 1
+            assert fig["caption"], f"a figure without caption on {docname}"
+            assert fig["alt"] and all(len(a) >= 10 for a in fig["alt"]), f"a figure without alt text on {docname}"
+    assert total >= 10
