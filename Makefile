@@ -4,6 +4,7 @@
 #   make serve  preview the built site on http://localhost:8000
 #   make clean  remove build outputs (keeps .venv; 'make distclean' removes it too)
 #   make outputs  re-run every notebook top to bottom in a fresh kernel and store its outputs
+#   make student  write student notebooks (solutions replaced by TODO cells) to _build/student
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -13,7 +14,7 @@ PORT   ?= 8000
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 JB_FLAGS := -W -n --keep-going --builder html
 
-.PHONY: book test serve clean distclean lock outputs
+.PHONY: book test serve clean distclean lock outputs student
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +35,11 @@ outputs: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
+
+# Student copies for a live session: generated from the filled chapters, never kept by hand.
+student: $(STAMP)
+	$(BIN)/python -m tokvec.student chapters _build/student
+	@echo "Student notebooks are in _build/student (run them from a folder next to chapters/, e.g. copy them into chapters/)."
 
 serve: book
 	@echo "Serving _build/html on http://localhost:$(PORT) (Ctrl-C to stop)"

@@ -92,6 +92,27 @@ class TestNotebook:
         assert len(exercises) >= 3
         assert set(solutions) == set(exercises)
 
+    def test_has_prerequisites(self, nb_path):
+        assert "Prerequisites" in markdown(load(nb_path))
+
+    def test_has_a_self_check_with_folded_answers(self, nb_path):
+        md = markdown(load(nb_path))
+        assert "## Self-check" in md
+        section = md.split("## Self-check", 1)[1]
+        questions = re.findall(r"^\*\*Question \d+\.\*\*", section, re.M)
+        answers = re.findall(r"^```\{dropdown\} Answer\n\*\*\(([a-e])\)\.\*\*", section, re.M)
+        assert len(questions) >= 3 and len(answers) == len(questions)
+
+    def test_links_glossary_terms_that_exist(self, nb_path):
+        glossary = (ROOT / "glossary.md").read_text(encoding="utf-8")
+        terms = {line.strip().lower() for line in glossary.split("```{glossary}", 1)[1].splitlines()
+                 if line and not line.startswith((" ", "`"))}
+        used = re.findall(r"\{term\}`([^`]+)`", markdown(load(nb_path)))
+        assert len(used) >= 3, "link the glossary terms the chapter relies on"
+        for use in used:
+            name = re.sub(r"^.*<(.+)>$", r"\1", use, flags=re.S).strip().lower()
+            assert name in terms, f"{use!r} is not a glossary term"
+
     def test_every_citation_is_in_the_bibliography(self, nb_path):
         bib = (ROOT / "references.bib").read_text(encoding="utf-8")
         keys = set(re.findall(r"@\w+\{([^,]+),", bib))
@@ -100,3 +121,20 @@ class TestNotebook:
         for group in cited:
             for key in group.split(","):
                 assert key.strip() in keys
+
+
+def test_spot_the_bug_exercises_exist():
+    count = sum(markdown(load(p)).lower().count("spot the bug") for p in NOTEBOOKS)
+    assert count >= 5
+
+
+def test_learning_kit_pages_are_in_the_toc():
+    listed = toc_files()
+    for page in ("instructors", "glossary", "references", "versions"):
+        assert page in listed, page
+    guide = (ROOT / "instructors.md").read_text(encoding="utf-8")
+    for heading in ("Learning outcomes per chapter", "schedule", "Misconceptions", "Prerequisites",
+                    "Publishing your own copy", "make student"):
+        assert heading in guide, heading
+    for nb in NOTEBOOKS:
+        assert f"chapters/{nb.stem}" in guide, f"the instructor guide skips {nb.stem}"

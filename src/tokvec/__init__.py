@@ -5,9 +5,17 @@ The modules follow the path of the data, one chapter after another:
 * :mod:`tokvec.text`  -- raw text to tokens: normalization, simple tokenizers, BPE (chapter 1)
 * :mod:`tokvec.vocab` -- tokens to ids: the :class:`~tokvec.vocab.Vocabulary` (chapter 2)
 * :mod:`tokvec.reference` -- ids to vectors in pure Python: Algorithms 1 and 2, sinusoids (chapters 3-7)
+* :mod:`tokvec.arrays` -- the same with whole NumPy arrays, and the input checks (chapter 8)
+* :mod:`tokvec.layers` -- the PyTorch input layer: ``TransformerEmbedding`` and friends (chapters 8-9)
+* :mod:`tokvec.bench`  -- ``python -m tokvec.bench``: pure Python vs NumPy vs PyTorch (chapter 10)
+* :mod:`tokvec.check`  -- feedback on a learner's own answer (exercises of chapters 2, 5, 6, 8)
 * :mod:`tokvec.display` -- showing the package's own source and versions inside the chapters
+
+``tokvec.layers`` and ``tokvec.bench`` need PyTorch and are imported explicitly
+(``from tokvec.layers import TransformerEmbedding``) so that ``import tokvec`` stays light.
 """
 
+from tokvec import check
 from tokvec.display import show_source, versions
 from tokvec.text import (
     BPE,
@@ -33,6 +41,7 @@ __all__ = [
     "UnknownTokenError",
     "Vocabulary",
     "char_tokenize",
+    "check",
     "load_corpus",
     "normalize",
     "pretokenize",
