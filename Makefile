@@ -39,7 +39,7 @@ outputs: $(STAMP)
 # Student copies for a live session: generated from the filled chapters, never kept by hand.
 student: $(STAMP)
 	$(BIN)/python -m tokvec.student chapters _build/student
-	@echo "Student notebooks are in _build/student (run them from a folder next to chapters/, e.g. copy them into chapters/)."
+	@echo "Student notebooks are in _build/student. Hand them out as they are; never copy them into chapters/ (same names)."
 
 serve: book
 	@echo "Serving _build/html on http://localhost:$(PORT) (Ctrl-C to stop)"

@@ -13,6 +13,14 @@ L, D = 12, 8
 REF = table(L, D)
 
 
+def assert_verdict(fb, expected):
+    """Right when ``expected`` is None; otherwise wrong, with ``expected`` in the message."""
+    if expected is None:
+        assert fb.ok, fb.message
+    else:
+        assert not fb.ok and expected in fb.message, fb.message
+
+
 def test_feedback_is_truthy_only_when_right():
     assert check.Feedback(True, "x") and not check.Feedback(False, "x")
     assert str(check.Feedback(False, "m")) == "Not yet: m"
@@ -67,11 +75,7 @@ RIGHT = W[IDS] * math.sqrt(D) + table(3, D)
     (RIGHT.reshape(6, D), "expected (2, 3, 8)"),
 ])
 def test_embedding_output_mistakes_are_named(answer, expected):
-    fb = check.embedding_output(answer, IDS, W)
-    if expected is None:
-        assert fb.ok, fb.message
-    else:
-        assert not fb.ok and expected in fb.message, fb.message
+    assert_verdict(check.embedding_output(answer, IDS, W), expected)
 
 
 def test_embedding_output_reports_where_it_differs():
@@ -93,8 +97,4 @@ TOKENS = ["the", "cat", "sat", "on", "the", "dog"]
     (VOCAB.encode(TOKENS)[:4], "4 ids for 6 tokens"),
 ])
 def test_encoded_ids_mistakes_are_named(answer, expected):
-    fb = check.encoded_ids(answer, TOKENS, VOCAB)
-    if expected is None:
-        assert fb.ok, fb.message
-    else:
-        assert not fb.ok and expected in fb.message, fb.message
+    assert_verdict(check.encoded_ids(answer, TOKENS, VOCAB), expected)

@@ -109,7 +109,7 @@ def test_float32_table_within_1e6_below_100k_and_seed_recipe_is_not():
     ours = sinusoidal_table(100_000, d, dtype=torch.float32).double().numpy()
     seed = positional_encoding(100_000, d).double().numpy()
     assert np.abs(ours - exact).max() <= 1e-6
-    assert np.abs(seed - exact).max() > 1e-3           # the seeds' float32 angles drift by ~5e-3
+    assert np.abs(seed - exact).max() > 1e-3           # the seeds' float32 angles drift by ~7e-3
 
 
 def test_table_rows_do_not_depend_on_length():

@@ -11,9 +11,12 @@ table, so the times compare like with like:
 * ``python``  -- :func:`tokvec.reference.embed`, one sequence at a time (float64, pure Python);
 * ``numpy``   -- :func:`tokvec.arrays.embed_numpy` (float32);
 * ``seed``    -- the seeds' eager PyTorch expression ``emb(x) * math.sqrt(d) + pe[:T]``, no checks;
-* ``layer``   -- :class:`tokvec.layers.TransformerEmbedding` in eval mode, input checks included.
+* ``layer``   -- :class:`tokvec.layers.TransformerEmbedding` in eval mode, input checks included;
+* ``fused``   -- the layer's arithmetic alone, ``torch.add(pe[:T], emb(x), alpha=sqrt(d))``: one
+  kernel for the multiply and the add, and no input checks. ``seed`` against ``fused`` measures
+  the fusion, ``fused`` against ``layer`` the cost of the checks.
 
-``seed`` and ``layer`` run on the CPU, and also on ``cuda`` or ``mps`` when present. Each size
+``seed``, ``layer`` and ``fused`` run on the CPU, and also on ``cuda`` or ``mps`` when present. Each size
 runs a few warm-up calls of every implementation, then ``repeats`` timed rounds that call each
 implementation once (interleaved, so noise hits all alike; a GPU is synchronised before the
 clock is read), and reports the median. The JSON file records the machine, the
@@ -117,8 +120,12 @@ def _implementations(B: int, T: int, d: int, V: int, seed: int, devices: Sequenc
         def seed_eager(x=x, emb=emb, pe=pe):
             return emb(x) * math.sqrt(d) + pe[:T]                        # three kernels, no checks
 
+        def fused(x=x, emb=emb, pe=pe):
+            return torch.add(pe[:T], emb(x), alpha=math.sqrt(d))          # the layer's arithmetic, no checks
+
         yield "seed", dev.type, "float32", seed_eager
         yield "layer", dev.type, "float32", lambda lay=lay, x=x: lay(x)
+        yield "fused", dev.type, "float32", fused
 
 
 def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: int = 4096, repeats: int = 20,
@@ -128,7 +135,7 @@ def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: in
 
     A record holds ``impl, device, dtype, batch, seq_len, d_model, vocab_size, median_ms, min_ms,
     repeats`` and ``tokens_per_s``. Pure Python runs only where ``B*T*d <= python_limit`` (it
-    would take minutes above) and with at most 3 repeats. ``devices`` defaults to the CPU plus
+    would take minutes above) and with at most 3 repeats (and 1 warm-up call). ``devices`` defaults to the CPU plus
     the GPU found by :func:`tokvec.layers.device`, if any.
 
     The calls are interleaved: after every implementation has warmed up, each round times one
