@@ -256,3 +256,17 @@ def test_every_figure_has_a_caption_and_alt_text(built_site):
             assert fig["caption"], f"a figure without caption on {docname}"
             assert fig["alt"] and all(len(a) >= 10 for a in fig["alt"]), f"a figure without alt text on {docname}"
     assert total >= 10
+
+
+@needs_chromium
+def test_print_view_shows_the_article_without_the_navigation(visit):
+    """The theme's print CSS: sidebars and header buttons hidden, the chapter text and figures kept."""
+    v, _ = visit("chapters/06_why_sinusoids.html")
+    v.page.emulate_media(media="print")
+    assert v.page.locator("article").first.is_visible()
+    assert v.page.locator("article img").first.is_visible()
+    for selector in (".bd-sidebar-primary", ".article-header-buttons"):
+        loc = v.page.locator(selector)
+        assert loc.count() == 0 or not loc.first.is_visible(), f"{selector} is printed"
+    fits = v.page.evaluate("document.body.scrollWidth <= window.innerWidth + 1")
+    assert fits, "the printed page is wider than the paper"

@@ -10,6 +10,7 @@ The modules follow the path of the data, one chapter after another:
 * :mod:`tokvec.bench`  -- ``python -m tokvec.bench``: pure Python vs NumPy vs PyTorch (chapter 10)
 * :mod:`tokvec.check`  -- feedback on a learner's own answer (exercises of chapters 2, 5, 6, 8)
 * :mod:`tokvec.roofline` -- bytes moved by the input layer and the memory-bound floor (GPU chapter, planned)
+* :mod:`tokvec.fused`  -- the input layer as one Triton kernel (GPU chapter, planned; interpreter-tested)
 * :mod:`tokvec.student` -- ``make student``: student notebooks generated from the chapters
 * :mod:`tokvec.display` -- showing the package's own source and versions inside the chapters
 

@@ -1,0 +1,103 @@
+"""tokvec.fused: the Triton kernel computes weight[ids] * scale + table[:T] for every index.
+
+Without a GPU the kernel runs in Triton's interpreter on CPU tensors: the same program, so its
+indexing, masks and batch loop are checked on any Linux machine. The interpreter converts
+float32 to bfloat16 by truncation, where a GPU rounds to nearest, so on CPU a bfloat16 result is
+checked to within one bfloat16 step of the float64 reference; the `gpu` tests require the exact
+round-to-nearest result (one rounding) on CUDA. Speed is for the benchmark, never for tests.
+"""
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokvec.arrays import sinusoidal_table_numpy
+
+fused = pytest.importorskip("tokvec.fused")
+if fused.triton is None:
+    pytest.skip("Triton is not installed (it ships for Linux x86-64 only): fused-kernel tests not run",
+                allow_module_level=True)
+
+CUDA = torch.cuda.is_available()
+
+
+def reference(ids, weight, table, scale):
+    return weight.double()[ids] * scale + table.double()[: ids.shape[-1]]
+
+
+def magnitude(ids, weight, table, scale):
+    """The size of the terms being added: rounding errors scale with it, not with the sum."""
+    return torch.maximum((weight.double()[ids] * scale).abs(), table.double()[: ids.shape[-1]].abs().expand_as(
+        weight.double()[ids]))
+
+
+def step(x: torch.Tensor, dtype) -> torch.Tensor:
+    """The spacing of ``dtype`` numbers around each entry of ``x`` (one unit in the last place)."""
+    mantissa = {torch.bfloat16: 7, torch.float32: 23, torch.float16: 10}[dtype]
+    exponent = torch.floor(torch.log2(x.abs().clamp_min(1e-30)))
+    return torch.pow(2.0, exponent - mantissa)
+
+
+@settings(max_examples=25)
+@given(V=st.integers(1, 50), D=st.integers(1, 80), B=st.integers(1, 3), T=st.integers(1, 13),
+       block_t=st.sampled_from([1, 4, 16]), block_d=st.sampled_from([8, 32, 64]), seed=st.integers(0, 2**16))
+def test_interpreted_kernel_matches_reference_in_float32(V, D, B, T, block_t, block_d, seed):
+    """Odd T, D not a multiple of the block, blocks larger than the tensor, first and last row."""
+    g = torch.Generator().manual_seed(seed)
+    weight = torch.randn(V, D, generator=g)
+    table = torch.from_numpy(sinusoidal_table_numpy(T + 2, D)).float()
+    ids = torch.randint(0, V, (B, T), generator=g)
+    ids[0, 0], ids[-1, -1] = 0, V - 1
+    out = fused.fused_embedding(ids, weight, table, math.sqrt(D), block_t=block_t, block_d=block_d)
+    assert out.shape == (B, T, D) and out.dtype == torch.float32
+    ref = reference(ids, weight, table, math.sqrt(D))
+    size = magnitude(ids, weight, table, math.sqrt(D))
+    assert ((out.double() - ref).abs() <= 2 * step(size, torch.float32)).all()
+
+
+def test_interpreted_kernel_bfloat16_within_one_step_and_unbatched_ids():
+    torch.manual_seed(0)
+    weight = torch.randn(37, 70).to(torch.bfloat16)
+    table = torch.from_numpy(sinusoidal_table_numpy(9, 70))
+    ids = torch.randint(0, 37, (9,))
+    out = fused.fused_embedding(ids, weight, table, math.sqrt(70))
+    assert out.shape == (9, 70) and out.dtype == torch.bfloat16
+    ref = reference(ids, weight, table, math.sqrt(70))
+    assert ((out.double() - ref).abs() <= step(ref, torch.bfloat16)).all()
+
+
+def test_bad_shapes_and_devices_are_refused():
+    w, table = torch.zeros(5, 4), torch.zeros(3, 4)
+    with pytest.raises(ValueError, match="table must be"):
+        fused.fused_embedding(torch.zeros(1, 4, dtype=torch.long), w, table, 1.0)
+    with pytest.raises(ValueError, match="shape"):
+        fused.fused_embedding(torch.zeros(1, 1, 1, dtype=torch.long), w, table, 1.0)
+    assert fused.fused_embedding(torch.zeros(2, 0, dtype=torch.long), w, table, 1.0).shape == (2, 0, 4)
+
+
+def test_available_only_with_cuda():
+    assert fused.available("cpu") is False
+    assert fused.available() is CUDA
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="no CUDA GPU on this machine: compiled-kernel checks not run here")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("B,T,D", [(4, 129, 1000), (1, 1, 4096), (3, 2048, 768)])
+def test_compiled_kernel_rounds_once_on_cuda(dtype, B, T, D):
+    torch.manual_seed(0)
+    V = 32000
+    weight = torch.randn(V, D, device="cuda").to(dtype)
+    table = torch.from_numpy(sinusoidal_table_numpy(T, D)).float().cuda()
+    ids = torch.randint(0, V, (B, T), device="cuda")
+    ids[0, 0], ids[-1, -1] = 0, V - 1
+    out = fused.fused_embedding(ids, weight, table, math.sqrt(D))
+    ref = reference(ids, weight, table, math.sqrt(D))
+    if dtype == torch.bfloat16:
+        assert torch.equal(out, ref.to(torch.bfloat16))   # exactly the float64 value rounded once
+    else:
+        size = magnitude(ids, weight, table, math.sqrt(D))
+        assert ((out.double() - ref).abs() <= 2 * step(size, torch.float32)).all()
