@@ -11,6 +11,7 @@ The modules follow the path of the data, one chapter after another:
 * :mod:`tokvec.check`  -- feedback on a learner's own answer (exercises of chapters 2, 5, 6, 8)
 * :mod:`tokvec.roofline` -- bytes moved by the input layer and the memory-bound floor (GPU chapter, planned)
 * :mod:`tokvec.fused`  -- the input layer as one Triton kernel (GPU chapter, planned; interpreter-tested)
+* :mod:`tokvec.kernelbench` -- ``python -m tokvec.bench kernels``: eager, compiled, fused, copy on a GPU
 * :mod:`tokvec.student` -- ``make student``: student notebooks generated from the chapters
 * :mod:`tokvec.display` -- showing the package's own source and versions inside the chapters
 

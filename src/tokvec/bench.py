@@ -198,7 +198,11 @@ def _parse_size(text: str) -> tuple[int, int, int]:
     return B, T, d
 
 
-def main(argv: Sequence[str] | None = None) -> dict:
+def main(argv: Sequence[str] | None = None) -> dict | list:
+    """The command line; ``python -m tokvec.bench kernels ...`` runs :mod:`tokvec.kernelbench` (GPU)."""
+    if (sys.argv[1:] if argv is None else list(argv))[:1] == ["kernels"]:
+        from tokvec import kernelbench
+        return kernelbench.main(None if argv is None else list(argv)[1:])
     parser = argparse.ArgumentParser(prog="python -m tokvec.bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=_parse_size, nargs="+", default=list(DEFAULT_SIZES), metavar="BxTxd")
     parser.add_argument("--vocab-size", type=int, default=4096)
