@@ -76,6 +76,8 @@ def test_bad_shapes_and_devices_are_refused():
     with pytest.raises(ValueError, match="shape"):
         fused.fused_embedding(torch.zeros(1, 1, 1, dtype=torch.long), w, table, 1.0)
     assert fused.fused_embedding(torch.zeros(2, 0, dtype=torch.long), w, table, 1.0).shape == (2, 0, 4)
+    with pytest.raises(ValueError, match="CUDA GPU"):
+        fused.fused_embedding(torch.zeros(1, 2, dtype=torch.long), w, table, 1.0, interpret=False)
 
 
 def test_available_only_with_cuda():

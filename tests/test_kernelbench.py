@@ -60,3 +60,10 @@ def test_cli_refuses_cuda_without_a_gpu():
         pytest.skip("a CUDA GPU is present")
     with pytest.raises(SystemExit):
         bench.main(["kernels"])
+
+
+def test_a_wrong_compiled_result_is_refused_before_timing(monkeypatch):
+    monkeypatch.setattr(kernelbench.torch, "compile", lambda fn, **kw: (lambda: fn() + 1.0))
+    with pytest.raises(RuntimeError, match="compiled differs from eager"):
+        kernelbench.run_kernels([(1, 2, 8, 10, "float32")], "cpu", impls=("eager", "compiled"),
+                                repeats=1, warmup=0, flush_mb=1)

@@ -93,6 +93,9 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
                          f"{weight.device}, {table.device}")
     if interpret is None:
         interpret = weight.device.type != "cuda"
+    if not interpret and weight.device.type != "cuda":
+        raise ValueError(f"the compiled kernel runs on a CUDA GPU, got tensors on {weight.device}; "
+                         f"pass interpret=True to run Triton's interpreter on the CPU")
     kernel = _kernel(interpret)
     out = torch.empty(B, T, D, dtype=weight.dtype, device=weight.device)   # (B, T, d)
     if out.numel():
