@@ -275,9 +275,14 @@ def test_bad_constructor_arguments(kwargs, message):
         TransformerEmbedding(10, 4, 8, **kwargs)
 
 
-@pytest.mark.parametrize("length,d,base", [(0, 4, 10000.0), (4, 0, 10000.0), (4, 4, 1.0), (4.5, 4, 10000.0)])
-def test_bad_table_arguments(length, d, base):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("length,d,base,error,name", [
+    (0, 4, 10000.0, ValueError, "length"), (4, 0, 10000.0, ValueError, "d_model"),
+    (4, -2, 10000.0, ValueError, "d_model"), (4, 4, 1.0, ValueError, "base"),
+    (4.5, 4, 10000.0, TypeError, "length"), (4, True, 10000.0, TypeError, "d_model"),
+    (4, 4, float("nan"), ValueError, "base"), (4, 4, float("inf"), ValueError, "base"),
+    (4, 4, 10**400, ValueError, "base"), (4, 4, "10000", TypeError, "base")])
+def test_bad_table_arguments(length, d, base, error, name):
+    with pytest.raises(error, match=rf"^{name} "):
         sinusoidal_table(length, d, base)
 
 

@@ -268,12 +268,13 @@ def test_embed_rejects_long_sequences_and_mismatched_dimensions():
 @pytest.mark.parametrize("kwargs, message", [
     ({"d_e": 0, "l_max": 3}, "d_e must be an int >= 1, got 0"),
     ({"d_e": 4, "l_max": 0}, "l_max must be an int >= 1, got 0"),
-    ({"d_e": 4.0, "l_max": 3}, "d_e must be an int >= 1, got 4.0"),
+    ({"d_e": 4.0, "l_max": 3}, "d_e must be an int >= 1, got float 4.0"),
     ({"d_e": 4, "l_max": 3, "base": 1.0}, "base must be a finite number > 1, got 1.0"),
     ({"d_e": 4, "l_max": 3, "base": float("inf")}, "base must be a finite number > 1"),
 ])
 def test_sinusoid_rejects_bad_sizes(kwargs, message):
-    with pytest.raises(ValueError, match=message):
+    error = TypeError if "float" in message else ValueError
+    with pytest.raises(error, match=message):
         sinusoidal_positions(**kwargs)
 
 

@@ -8,11 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokvec.text import (
+    _SPACE_RUN,
     BPE,
     SENTENCE,
     SPACE_MARKER,
     char_tokenize,
     count_pairs,
+    learn_merges,
+    learn_merges_simple,
     load_corpus,
     merge_pair,
     normalize,
@@ -68,7 +71,26 @@ def test_normalize_is_idempotent(text, lowercase):
 def test_normalize_output_is_nfkc_with_single_spaces(text):
     out = normalize(text)
     assert unicodedata.is_normalized("NFKC", out)
-    assert out == " ".join(out.split())
+    assert out == _SPACE_RUN.sub(" ", out).strip(" ") and "  " not in out
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40), st.booleans())
+def test_normalize_is_a_fixed_point_on_any_unicode(text, lowercase):
+    once = normalize(text, lowercase=lowercase)
+    assert normalize(once, lowercase=lowercase) == once
+
+
+def test_lowercase_normalize_settles_characters_that_nfkc_capitalizes():
+    # NFKC turns the degree-Celsius sign into "°C": one pass of lower-then-NFKC left a capital C.
+    assert normalize("\u2103", lowercase=True) == "°c"
+    assert normalize("°c", lowercase=True) == "°c"
+    assert normalize("\u212a", lowercase=True) == "k"  # KELVIN SIGN
+
+
+def test_normalize_treats_whitespace_as_hugging_face_does():
+    assert normalize("a\u3000b\u0085c\u2028d") == "a b c d"  # ideographic space, NEL, line separator
+    assert normalize("a\x1fb") == "a\x1fb"                    # a unit separator is not a space
+    assert whitespace_tokenize("a\x1cb c") == ["a\x1cb", "c"]
 
 
 @pytest.mark.parametrize("fn", [normalize, whitespace_tokenize, word_tokenize, char_tokenize, pretokenize])
@@ -87,7 +109,7 @@ def test_three_simple_tokenizers_on_the_running_example():
 
 @given(texts)
 def test_word_tokenize_loses_only_whitespace(text):
-    assert "".join(word_tokenize(text)) == "".join(text.split())
+    assert "".join(word_tokenize(text)) == "".join(whitespace_tokenize(text))
 
 
 # --- pre-tokenization ----------------------------------------------------------------------
@@ -192,3 +214,133 @@ def test_same_tokens_as_hugging_face_tokenizers(corpus, bpe):
     hf = train_hf_bpe(corpus, 400)
     for line in corpus.splitlines()[::7]:
         assert hf.encode(line).tokens == bpe.tokenize(line)
+
+
+# --- the fast versions give exactly what the readable ones give -----------------------------
+
+small_words = st.text(alphabet="abcd", min_size=1, max_size=12)
+
+
+@given(st.dictionaries(small_words, st.integers(1, 5), min_size=1, max_size=12),
+       st.integers(4, 40), st.integers(1, 3))
+def test_learn_merges_equals_the_simple_loop(word_counts, vocab_size, min_frequency):
+    counts = Counter(word_counts)
+    alphabet = sorted({ch for word in counts for ch in word})
+    assert (learn_merges(counts, alphabet, vocab_size, min_frequency)
+            == learn_merges_simple(counts, alphabet, vocab_size, min_frequency))
+
+
+def test_learn_merges_equals_the_simple_loop_on_the_corpus(corpus):
+    counts = Counter(pretokenize(normalize(corpus)))
+    alphabet = sorted({ch for word in counts for ch in word})
+    assert learn_merges(counts, alphabet, 600) == learn_merges_simple(counts, alphabet, 600)
+
+
+@given(st.lists(st.tuples(small_words, small_words), max_size=10), st.text(alphabet="abcd", max_size=40))
+def test_tokenize_word_equals_the_simple_version(pairs, word):
+    # any merges whose parts exist: build them from random pairs, keeping only valid ones
+    alphabet, merges, known = list("abcd"), [], set("abcd")
+    for a, b in pairs:
+        if a in known and b in known and (a, b) not in merges:
+            merges.append((a, b))
+            known.add(a + b)
+    bpe = BPE(alphabet, merges)
+    assert bpe.tokenize_word(word) == bpe.tokenize_word_simple(word)
+
+
+def test_tokenize_word_equals_the_simple_version_on_the_corpus(corpus, bpe):
+    for word in set(pretokenize(normalize(corpus))):
+        assert bpe.tokenize_word(word) == bpe.tokenize_word_simple(word)
+
+
+def test_tokenize_word_on_a_long_word_merges_leftmost_first():
+    bpe = BPE(["a"], [("a", "a"), ("aa", "aa")])
+    assert bpe.tokenize_word("a" * 7) == bpe.tokenize_word_simple("a" * 7) == ["aaaa", "aa", "a"]
+    long = bpe.tokenize_word("a" * 100_001)
+    assert long == ["aaaa"] * 25_000 + ["a"]
+
+
+# --- BPE(alphabet, merges) checks what it is given -------------------------------------------
+
+@pytest.mark.parametrize("alphabet, merges, message", [
+    (["a", "b"], [("a", "c")], r"merges\[0\] = \('a', 'c'\) uses 'c', which is neither in the alphabet"),
+    (["a", "b"], [("ab", "a")], r"uses 'ab'.*earlier merge"),
+    (["a", "b"], [("a", "b"), ("b", "ba")], r"merges\[1\].*uses 'ba'"),
+    (["a", "b"], [("a",)], r"merges\[0\] = \('a',\) is not a pair"),
+    (["a", "b"], ["ab"], r"merges\[0\] = 'ab' is not a pair"),
+    (["a", "b"], [("a", "")], "non-empty"),
+    (["ab"], [], r"alphabet\[0\] = 'ab' is not a single character"),
+    (["a", "a"], [], "holds 'a' twice"),
+])
+def test_bpe_rejects_merges_of_symbols_that_were_never_made(alphabet, merges, message):
+    with pytest.raises(ValueError, match=message):
+        BPE(alphabet, merges)
+
+
+def test_bpe_rejects_wrong_container_types():
+    with pytest.raises(TypeError, match="alphabet must be a list of single characters.*list\\(text\\)"):
+        BPE("ab", [])
+    with pytest.raises(TypeError, match="merges must be a list"):
+        BPE(["a"], None)
+
+
+def test_bpe_accepts_the_merges_it_learned(bpe):
+    again = BPE(bpe.alphabet, bpe.merges)
+    assert again.tokenize("The cat sat on the mat.") == bpe.tokenize("The cat sat on the mat.")
+
+
+# --- exactly Hugging Face's word characters and whitespace, on every code point ---------------
+
+def test_character_classes_equal_hugging_face_on_every_code_point():
+    import importlib.util
+    from pathlib import Path
+
+    import tokenizers
+
+    from tokvec import _unicode_classes
+    from tokvec.text import _PRETOKEN_RE
+
+    path = Path(__file__).resolve().parent.parent / "tools" / "gen_unicode_classes.py"
+    spec = importlib.util.spec_from_file_location("gen_unicode_classes", path)
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    assert _unicode_classes.TOKENIZERS_VERSION == tokenizers.__version__, "re-run tools/gen_unicode_classes.py"
+    assert gen.encode(gen.hf_class(r"\w")) == _unicode_classes.WORD
+    assert gen.encode(gen.hf_class(r"\s")) == _unicode_classes.SPACE
+    # and the compiled pattern uses them: a Devanagari vowel sign is part of the word
+    assert _PRETOKEN_RE.findall("गाँव") == ["गाँव"]
+
+
+# Text in many scripts, written for these tests: marks that Python's \w leaves out (Devanagari
+# vowel signs, Arabic harakat, Hebrew niqqud, Thai vowels and tones, Russian stress marks),
+# joiners, and whitespace that Python and Hugging Face disagree on.
+MULTILINGUAL = [
+    "गाँव में बच्चे खेल रहे हैं और बारिश हो रही है। हिंदी में मात्राएँ शब्द का हिस्सा हैं।",
+    "ذَهَبَ الوَلَدُ إِلَى المَدْرَسَةِ صَبَاحًا، وَقَرَأَ كِتَابًا جَمِيلًا.",
+    "בְּרֵאשִׁית בָּרָא אֱלֹהִים אֵת הַשָּׁמַיִם וְאֵת הָאָרֶץ.",
+    "ภาษาไทยไม่มีการเว้นวรรคระหว่างคำ แต่มีวรรณยุกต์และสระ",
+    "Мы́ говори́м по-ру́сски, и ударе́ние ва́жно для чте́ния.",
+    "Größe, naïve café, 東京 と 大阪, 😀 and a\u200dzwj or\u200cnon-joiner.",
+    "tabs\tand\u3000ideographic\u00a0spaces\u0085next\x1cfile\x1dgroup\x1erecord\x1funit  end",
+    "The cat sat on the mat. The dog sat on the log.",
+]
+
+
+def _multilingual_corpus(form: str) -> str:
+    return "\n".join(unicodedata.normalize(form, line) for line in MULTILINGUAL * 3)
+
+
+@pytest.mark.parametrize("form", ["NFC", "NFD"])
+def test_same_merges_tokens_and_ids_as_hugging_face_on_many_scripts(form):
+    import json
+
+    text = _multilingual_corpus(form)
+    ours = BPE.train(text, 300, min_frequency=2)
+    hf = train_hf_bpe(text, 300, min_frequency=2)
+    hf_merges = [tuple(m) for m in json.loads(hf.to_str())["model"]["merges"]]
+    assert hf_merges == ours.merges
+    assert hf.get_vocab() == {token: i for i, token in enumerate(ours.vocab)}
+    ids = {token: i for i, token in enumerate(ours.vocab)}
+    for line in text.splitlines():
+        assert hf.encode(line).tokens == ours.tokenize(line)
+        assert hf.encode(line).ids == [ids[t] for t in ours.tokenize(line)]

@@ -161,24 +161,113 @@ def test_unk_token_must_be_a_special():
         Vocabulary(["cat"], unk_token="<oov>")
 
 
+def _signed(data: dict) -> str:
+    """A vocabulary file whose SHA-256 matches its content, to reach the checks after it."""
+    data = dict(data)
+    data["sha256"] = Vocabulary._digest(data)
+    return json.dumps(data)
+
+
+V2 = {"format": "tokvec.vocabulary", "version": 2, "specials": ["<unk>"], "unk_token": "<unk>",
+      "tokens": ["a"], "counts": {}}
+
+
 @pytest.mark.parametrize("content, message", [
-    ('{"format": "tokvec.vocabulary", "version": 1, "tokens": ["a"', "not UTF-8 JSON"),
-    ("[1, 2, 3]", "is not a vocabulary file"),
+    ('{"format": "tokvec.vocabulary", "version": 2, "tokens": ["a"', "not UTF-8 JSON"),
+    ("[1, 2, 3]", "expected a JSON object with format='tokvec.vocabulary'"),
     ('{"format": "tokvec.vocabulary", "version": 99}', "format version 99"),
-    ('{"format": "tokvec.vocabulary", "version": 1, "tokens": []}', r"missing the keys \['specials', 'unk_token'\]"),
-    ('{"format": "tokvec.vocabulary", "version": 1, "specials": [], "unk_token": null, "tokens": "abc"}',
-     "'tokens' must be a list of strings"),
-    ('{"format": "tokvec.vocabulary", "version": 1, "specials": ["<unk>"], "unk_token": "<unk>", "tokens": ["a", "a"]}',
-     "damaged vocabulary file: token 'a' appears twice"),
-    ('{"format": "tokvec.vocabulary", "version": 1, "specials": [], "unk_token": null, "tokens": ["a", 7]}',
-     "damaged vocabulary file: token at position 1 is int"),
+    ('{"format": "tokvec.vocabulary", "version": 1, "specials": [], "unk_token": null, "tokens": []}',
+     "format version 1.*save it"),
+    ('{"format": "tokvec.vocabulary", "version": 2, "tokens": []}',
+     r"missing keys \['counts', 'sha256', 'specials', 'unk_token'\]"),
+    (json.dumps({**V2, "sha256": "0" * 64}), "does not match the SHA-256"),
+    (_signed({**V2, "tokens": "abc"}), "'tokens' must be a list of strings"),
+    (_signed({**V2, "tokens": ["a", "a"]}), "token 'a' appears twice"),
+    (_signed({**V2, "tokens": ["a", 7]}), "token at position 2 is int"),
+    (_signed({**V2, "counts": {"a": -1}}), "'counts' must map tokens to counts >= 0"),
+    (_signed({**V2, "extra": 1}), r"unexpected keys \['extra'\]"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    (b"\xff\xfe not text", "not UTF-8 JSON"),
 ])
 def test_corrupted_files_are_errors_that_name_the_file(tmp_path, content, message):
     path = tmp_path / "vocab.json"
-    path.write_text(content, encoding="utf-8")
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content, encoding="utf-8")
     with pytest.raises(ValueError, match=message) as info:
         Vocabulary.load(path)
     assert str(path) in str(info.value)
+
+
+def test_every_single_byte_corruption_is_an_error_or_the_same_vocabulary(tmp_path):
+    vocab = Vocabulary.from_corpus("the cat sat on the mat , the end".split())
+    path = tmp_path / "v.json"
+    vocab.save(path)
+    original = path.read_bytes()
+    changed_silently = 0
+    for i in range(len(original)):
+        for new in {original[i] ^ 0x01, ord("x"), ord(" ")} - {original[i]}:
+            path.write_bytes(original[:i] + bytes([new]) + original[i + 1:])
+            try:
+                loaded = Vocabulary.load(path)
+            except ValueError:
+                continue
+            # only harmless changes load (whitespace between JSON items): the very same vocabulary
+            assert loaded == vocab and loaded.counts == vocab.counts, (i, new)
+            changed_silently += 1
+    assert changed_silently < len(original)  # most corruptions are caught; none changes an id
+
+
+def test_save_keeps_the_counts(tmp_path, vocab):
+    path = tmp_path / "vocab.json"
+    vocab.save(path)
+    loaded = Vocabulary.load(path)
+    assert loaded.counts == vocab.counts and loaded.counts["the"] > 100
+
+
+def test_failed_save_leaves_the_old_file_byte_identical(tmp_path, vocab):
+    path = tmp_path / "vocab.json"
+    vocab.save(path)
+    before = path.read_bytes()
+    broken = Vocabulary(["ok", "\ud800"])  # a lone surrogate: not encodable as UTF-8
+    with pytest.raises(ValueError, match=r"cannot save token '\\ud800'.*was not changed"):
+        broken.save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["vocab.json"]  # no temporary file left behind
+
+
+def test_save_replaces_the_file_in_one_step(tmp_path, vocab, monkeypatch):
+    import os
+
+    path = tmp_path / "vocab.json"
+    Vocabulary(["old"]).save(path)
+    before = path.read_bytes()
+
+    def disk_full(*args):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)  # fails after the temporary file is written
+    with pytest.raises(OSError, match="No space"):
+        vocab.save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["vocab.json"]
+
+
+def test_a_bare_string_is_not_a_list_of_tokens():
+    with pytest.raises(TypeError, match=r"tokens must be an iterable of tokens.*one token per character"):
+        Vocabulary.from_corpus("a plain string")
+    with pytest.raises(TypeError, match="tokens must be an iterable of tokens"):
+        Vocabulary("abc")
+    with pytest.raises(TypeError, match="specials must be an iterable"):
+        Vocabulary(["a"], specials="<unk>", unk_token=None)
+
+
+def test_bos_eos_requested_from_a_vocabulary_without_them():
+    vocab = Vocabulary(["cat"], specials=("<pad>", "<unk>"))
+    with pytest.raises(ValueError, match=r"add_bos_eos=True needs <bos> and <eos>.*add_bos_eos=False"):
+        vocab.encode(["cat"], add_bos_eos=True)
+    assert vocab.encode(["cat", "dog"]) == [2, 1]
 
 
 def test_saved_file_is_readable_json(tmp_path, vocab):

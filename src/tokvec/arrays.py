@@ -13,9 +13,10 @@ Conventions change here, on purpose, to the ones every framework uses: a table i
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
+
+from tokvec import validate
 
 __all__ = ["check_ids", "embed_numpy", "sinusoidal_table_numpy"]
 
@@ -46,6 +47,9 @@ def check_ids(ids, vocab_size: int, max_len: int):
     if not _integer_dtype(ids):
         raise TypeError(f"ids must have an integer dtype, got {ids.dtype}; token ids are row numbers, "
                         f"convert with ids.long() (PyTorch) or ids.astype(np.int64) (NumPy)")
+    if str(ids.dtype) in _TORCH_UNSIGNED_WIDE:
+        raise TypeError(f"ids have dtype {ids.dtype}, which PyTorch can store but not compare or look up "
+                        f"with; convert with ids.to(torch.int64) (every valid id is far below 2**63)")
     if ids.ndim not in (1, 2):
         raise ValueError(f"ids must have shape (T,) or (B, T), got shape {tuple(ids.shape)} (rank {ids.ndim}); "
                          f"reshape it, e.g. ids.reshape(-1, ids.shape[-1])")
@@ -58,8 +62,10 @@ def check_ids(ids, vocab_size: int, max_len: int):
         return B, T                                                    # nothing to look up
     if isinstance(ids, np.ndarray):
         low, high = int(ids.min()), int(ids.max())
+    elif ids.device.type == "meta":
+        return B, T                          # a meta tensor has a shape but no values to check
     else:
-        low, high = (int(v) for v in ids.aminmax())  # one reduction, one sync on a GPU
+        low, high = torch_aminmax(ids)       # one reduction, one sync on a GPU
     if low < 0 or high >= vocab_size:
         bad = low if low < 0 else high
         where = tuple(int(i) for i in (np.argwhere(ids == bad)[0] if isinstance(ids, np.ndarray)
@@ -70,10 +76,15 @@ def check_ids(ids, vocab_size: int, max_len: int):
     return B, T
 
 
-def _check_size(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return int(value)
+# PyTorch's "limited support" unsigned types: no aminmax, no comparison, no lookup.
+_TORCH_UNSIGNED_WIDE = {"torch.uint16", "torch.uint32", "torch.uint64"}
+
+
+def torch_aminmax(ids) -> tuple[int, int]:
+    """The smallest and largest id of a tensor, read back to the CPU in one transfer (one sync)."""
+    import torch
+
+    return tuple(torch.stack(ids.aminmax()).tolist())
 
 
 def sinusoidal_table_numpy(length: int, d_model: int, base: float = 10000.0, *, dtype=np.float64) -> np.ndarray:
@@ -87,11 +98,11 @@ def sinusoidal_table_numpy(length: int, d_model: int, base: float = 10000.0, *, 
     table stays within 1e-6 of the true values at every position below 100,000, where the
     float32 recipe of the seeds is off by about 7e-3 (chapter 8 plots both).
     """
-    length, d_model = _check_size(length, "length"), _check_size(d_model, "d_model")
-    if not (isinstance(base, numbers.Real) and math.isfinite(base) and base > 1):
-        raise ValueError(f"base must be a finite number > 1, got {base!r}")
+    length, d_model = validate.positive_int(length, "length"), validate.positive_int(d_model, "d_model")
+    base = validate.base(base)
+    validate.floating_dtype(dtype)
     t = np.arange(length, dtype=np.float64)[:, None]                   # (length, 1), exact integers
-    omega = float(base) ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)  # (ceil(d/2),)
+    omega = base ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)  # (ceil(d/2),)
     angle = t * omega                                                  # (length, ceil(d/2))
     table = np.empty((length, d_model), dtype=np.float64)
     table[:, 0::2] = np.sin(angle)                                     # ceil(d/2) sine columns
@@ -108,10 +119,16 @@ def embed_numpy(ids: np.ndarray, weight: np.ndarray, table: np.ndarray, *, scale
     Fancy indexing gathers the rows, broadcasting adds the same table to every sequence.
     """
     weight, table = np.asarray(weight), np.asarray(table)
+    for name, array in (("weight", weight), ("table", table)):
+        if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
+            raise TypeError(f"{name} must be an array of numbers, got dtype {array.dtype}; "
+                            f"build it with np.asarray(..., dtype=np.float64)")
     if weight.ndim != 2 or table.ndim != 2 or weight.shape[1] != table.shape[1]:
         raise ValueError(f"weight must be (N_V, d) and table (l_max, d) with the same d, got shapes "
                          f"{weight.shape} and {table.shape}")
     _, T = check_ids(ids, weight.shape[0], table.shape[0])
     if scale is None:
         scale = math.sqrt(weight.shape[1])
+    elif isinstance(scale, bool) or not isinstance(scale, (int, float, np.floating)) or not math.isfinite(scale):
+        raise TypeError(f"scale must be a finite number or None (for sqrt(d)), got {scale!r:.40}")
     return weight[ids] * scale + table[:T]                             # (B, T, d) + (T, d) -> (B, T, d)

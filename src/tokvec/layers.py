@@ -15,6 +15,7 @@ import math
 import torch
 from torch import nn
 
+from tokvec import validate
 from tokvec.arrays import check_ids, sinusoidal_table_numpy
 
 __all__ = ["LearnedPositionEmbedding", "TransformerEmbedding", "device", "sinusoidal_table"]
@@ -37,8 +38,47 @@ def sinusoidal_table(length: int, d_model: int, base: float = 10000.0, *,
     ``tokvec.reference.sinusoidal_positions`` transposed): computed once in float64 from exact
     integer positions, then rounded once to ``dtype`` and moved to ``device``.
     """
+    validate.floating_dtype(dtype)
     table = torch.from_numpy(sinusoidal_table_numpy(length, d_model, base))  # (length, d_model) float64
     return table.to(device=device, dtype=dtype)                               # one rounding
+
+
+def _check_layer_args(vocab_size, d_model, max_len, dropout, padding_idx, dtype) -> tuple[int, int, int]:
+    vocab_size = validate.positive_int(vocab_size, "vocab_size")
+    d_model = validate.positive_int(d_model, "d_model")
+    max_len = validate.positive_int(max_len, "max_len")
+    validate.probability(dropout, "dropout")
+    if padding_idx is not None:
+        if isinstance(padding_idx, bool) or not isinstance(padding_idx, int):
+            raise TypeError(f"padding_idx must be an int in 0..{vocab_size - 1} or None, "
+                            f"got {type(padding_idx).__name__} {padding_idx!r:.40}")
+        if not 0 <= padding_idx < vocab_size:
+            raise ValueError(f"padding_idx = {padding_idx} is out of range: valid ids are 0..{vocab_size - 1} "
+                             f"(vocab_size = {vocab_size}); use the id of <pad>, 0 in tokvec.vocab")
+    if dtype is not None:
+        validate.floating_dtype(dtype)
+    return vocab_size, d_model, max_len
+
+
+def _lookup_ids(ids, vocab_size: int, max_len: int, weight: torch.Tensor):
+    """Check ``ids`` (:func:`tokvec.arrays.check_ids`) against a layer's table; return ``(T, ids)``.
+
+    Ids must be a tensor on the table's device (a NumPy array or another device is an error that
+    says how to move it). int8, int16 and uint8 ids are accepted and widened to int64 for the
+    lookup, so they give exactly the result of int64 ids.
+    """
+    if not isinstance(ids, torch.Tensor):
+        if hasattr(ids, "dtype") and hasattr(ids, "shape"):
+            raise TypeError(f"ids must be a torch.Tensor, got a {type(ids).__name__} of dtype {ids.dtype}; "
+                            f"convert it with torch.as_tensor(ids, device=layer.token.weight.device)")
+        check_ids(ids, vocab_size, max_len)  # raises the list/None/str error that names the fix
+    if ids.device != weight.device:
+        raise ValueError(f"ids are on {ids.device} but the layer's table is on {weight.device}; "
+                         f"move one of them, e.g. ids.to({str(weight.device)!r})")
+    _, T = check_ids(ids, vocab_size, max_len)
+    if ids.dtype not in (torch.int64, torch.int32):
+        ids = ids.long()
+    return T, ids
 
 
 class TransformerEmbedding(nn.Module):
@@ -57,17 +97,36 @@ class TransformerEmbedding(nn.Module):
     When the module changes dtype or device (``.to``, ``.double()``, ``.cuda()``, ...) the table
     is rebuilt from float64 rather than cast from its previous dtype, so it is always one
     rounding away from the true values.
+
+    The token table starts as ``N(0, d_model ** -0.5)``, the initialization that comes with the
+    ``sqrt(d_model)`` factor in the Transformer's reference code (tensor2tensor) and in fairseq:
+    after the factor, each entry of the token part has standard deviation 1, like the entries of
+    the sinusoidal table, so neither part drowns the other (chapters 3 and 9). ``init_std=1.0``
+    gives ``nn.Embedding``'s default ``N(0, 1)`` instead, as in the seeds' code; to use trained
+    or the seeds' weights, copy them in: ``layer.token.weight.data.copy_(weight)``.
     """
 
     def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1, *,
-                 base: float = 10000.0, padding_idx: int | None = None, device=None, dtype=None):
+                 base: float = 10000.0, padding_idx: int | None = None, init_std: float | None = None,
+                 device=None, dtype=None):
         super().__init__()
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+        vocab_size, d_model, max_len = _check_layer_args(vocab_size, d_model, max_len, dropout,
+                                                         padding_idx, dtype)
+        base = validate.base(base)
+        if init_std is None:
+            init_std = d_model ** -0.5
+        elif (isinstance(init_std, bool) or not isinstance(init_std, (int, float))
+              or not (math.isfinite(init_std) and init_std >= 0)):
+            raise ValueError(f"init_std must be a finite number >= 0 or None (for d_model ** -0.5), "
+                             f"got {init_std!r:.40}")
         self.vocab_size, self.d_model, self.max_len, self.base = vocab_size, d_model, max_len, base
         self.scale = math.sqrt(d_model)
         self.token = nn.Embedding(vocab_size, d_model, padding_idx=padding_idx,
                                   device=device, dtype=dtype)                   # weight (N_V, d)
+        with torch.no_grad():
+            self.token.weight.normal_(0.0, init_std)
+            if padding_idx is not None:
+                self.token.weight[padding_idx].zero_()
         w = self.token.weight
         self.register_buffer("pe", sinusoidal_table(max_len, d_model, base, dtype=w.dtype, device=w.device),
                              persistent=False)                                  # (max_len, d)
@@ -80,7 +139,7 @@ class TransformerEmbedding(nn.Module):
         return self
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        _, T = check_ids(ids, self.vocab_size, self.max_len)
+        T, ids = _lookup_ids(ids, self.vocab_size, self.max_len, self.token.weight)
         x = self.token(ids)                                  # (B, T, d) or (T, d)
         x = torch.add(self.pe[:T], x, alpha=self.scale)      # PE + sqrt(d) * x, one kernel, (B, T, d)
         return self.dropout(x)
@@ -101,15 +160,15 @@ class LearnedPositionEmbedding(nn.Module):
     def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1, *,
                  padding_idx: int | None = None, device=None, dtype=None):
         super().__init__()
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout must be a probability in [0, 1), got {dropout!r}")
+        vocab_size, d_model, max_len = _check_layer_args(vocab_size, d_model, max_len, dropout,
+                                                         padding_idx, dtype)
         self.vocab_size, self.d_model, self.max_len = vocab_size, d_model, max_len
         self.token = nn.Embedding(vocab_size, d_model, padding_idx=padding_idx, device=device, dtype=dtype)
         self.position = nn.Embedding(max_len, d_model, device=device, dtype=dtype)  # (max_len, d)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        _, T = check_ids(ids, self.vocab_size, self.max_len)
+        T, ids = _lookup_ids(ids, self.vocab_size, self.max_len, self.token.weight)
         x = self.token(ids) + self.position.weight[:T]      # (B, T, d) + (T, d) -> (B, T, d)
         return self.dropout(x)
 

@@ -21,6 +21,8 @@ import numbers
 import random
 from decimal import Decimal, localcontext
 
+from tokvec import validate
+
 __all__ = [
     "Matrix",
     "check_index",
@@ -76,10 +78,7 @@ def shape(M: Matrix, name: str = "matrix") -> tuple[int, int]:
     return len(M), cols
 
 
-def _check_positive_int(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return int(value)
+_check_positive_int = validate.positive_int
 
 
 # --- small linear algebra on lists -------------------------------------------------------------
@@ -118,6 +117,10 @@ def random_matrix(rows: int, cols: int, *, seed: int, std: float = 1.0) -> Matri
     Taught in chapter 3, "The embedding matrix".
     """
     rows, cols = _check_positive_int(rows, "rows"), _check_positive_int(cols, "cols")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r:.40}")
+    if isinstance(std, bool) or not isinstance(std, numbers.Real) or not (math.isfinite(std) and std >= 0):
+        raise ValueError(f"std must be a finite number >= 0, got {std!r:.40}")
     rng = random.Random(seed)
     return [[rng.gauss(0.0, std) for _ in range(cols)] for _ in range(rows)]
 
@@ -186,8 +189,9 @@ def frequencies(d_e: int, base: float = 10000.0, *, first_i: int = 0) -> list[fl
     Taught in chapter 6, "Why sinusoids work".
     """
     d_e = _check_positive_int(d_e, "d_e")
-    if not (isinstance(base, numbers.Real) and math.isfinite(base) and base > 1):
-        raise ValueError(f"base must be a finite number > 1, got {base!r}")
+    base = validate.base(base)
+    if isinstance(first_i, bool) or not isinstance(first_i, int) or first_i < 0:
+        raise ValueError(f"first_i must be 0 (Vaswani et al.) or 1 (Phuong and Hutter), got {first_i!r}")
     return [base ** (-2 * i / d_e) for i in range(first_i, first_i + (d_e + 1) // 2)]
 
 
@@ -201,6 +205,7 @@ def _sinusoid_table(d_e: int, l_max: int, base: float, first_i: int) -> Matrix:
     """
     d_e, l_max = _check_positive_int(d_e, "d_e"), _check_positive_int(l_max, "l_max")
     frequencies(d_e, base, first_i=first_i)  # validates base
+    base = float(base)
     W_p = []
     with localcontext() as ctx:
         ctx.prec = 40

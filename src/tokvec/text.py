@@ -11,10 +11,14 @@ Everything here is pure Python (standard library only), so a learner can read ev
 
 from __future__ import annotations
 
+import heapq
+import math
 import re
 import unicodedata
-from collections import Counter
+from collections import Counter, defaultdict
 from importlib import resources
+
+from tokvec import _unicode_classes
 
 __all__ = [
     "SENTENCE",
@@ -22,6 +26,8 @@ __all__ = [
     "BPE",
     "char_tokenize",
     "count_pairs",
+    "learn_merges",
+    "learn_merges_simple",
     "load_corpus",
     "merge_pair",
     "normalize",
@@ -37,8 +43,28 @@ SENTENCE = "The cat sat on the mat."
 #: Marks "a space stood here" inside a token, as SentencePiece does (U+2581, LOWER ONE EIGHTH BLOCK).
 SPACE_MARKER = "\u2581"
 
-_WORD_RE = re.compile(r"\w+|[^\w\s]")
-_PRETOKEN_RE = re.compile(rf"{SPACE_MARKER}?\w+|{SPACE_MARKER}?[^\w{SPACE_MARKER}]+")
+
+
+def _char_class(ranges: str) -> str:
+    """The inside of a regex ``[...]`` for ranges such as ``"30-39 41-5A 5F"`` (hex code points)."""
+    parts = []
+    for item in ranges.split():
+        low, _, high = item.partition("-")
+        parts.append(f"\\U{int(low, 16):08X}" + (f"-\\U{int(high, 16):08X}" if high else ""))
+    return "".join(parts)
+
+
+# Word characters and whitespace exactly as Hugging Face ``tokenizers`` defines ``\w`` and ``\s``
+# (measured on every code point by tools/gen_unicode_classes.py, checked by tests/test_text.py).
+# Python's own ``\w`` leaves out combining marks, so "गाँव" would split into "ग" and "ाँव";
+# ``str.split`` treats U+001C..U+001F as spaces, which Hugging Face does not.
+_WORD = _char_class(_unicode_classes.WORD)
+_SPACE = _char_class(_unicode_classes.SPACE)
+_SPACE_RUN = re.compile(f"[{_SPACE}]+")
+_WORD_RE = re.compile(rf"[{_WORD}]+|[^{_WORD}{_SPACE}]")
+_PRETOKEN_RE = re.compile(rf"{SPACE_MARKER}?[{_WORD}]+|{SPACE_MARKER}?[^{_WORD}{SPACE_MARKER}]+")
+#: The same pre-tokenizer written for Hugging Face's regex engine, where \w and \s are its own.
+_HF_PRETOKEN_PATTERN = rf"{SPACE_MARKER}?\w+|{SPACE_MARKER}?[^\w{SPACE_MARKER}]+"
 
 
 def _check_text(text: object, name: str = "text") -> str:
@@ -61,24 +87,29 @@ def load_corpus() -> str:
 def normalize(text: str, *, lowercase: bool = False) -> str:
     """Normalize text before tokenizing it.
 
-    1. Optionally lowercase (case folding: "The" and "the" become one token).
-    2. Unicode NFKC: one code-point sequence for one character ("café" typed two ways becomes
+    1. Unicode NFKC: one code-point sequence for one character ("café" typed two ways becomes
        one string; full-width "Ｔ" becomes "T").
+    2. Optionally lowercase (case folding: "The" and "the" become one token). Lowercasing can
+       undo NFKC and NFKC can bring back a capital ("℃" is "°C" after NFKC), so the two are
+       repeated until nothing changes.
     3. Collapse every run of whitespace (tabs, newlines, non-breaking spaces) to one space and
-       strip both ends.
+       strip both ends. Whitespace means what it means to Hugging Face ``tokenizers``: the
+       Unicode White_Space characters (not the separators U+001C..U+001F).
 
     The result is a fixed point: ``normalize(normalize(t)) == normalize(t)``.
     """
-    text = _check_text(text)
-    if lowercase:
-        text = text.lower()
-    text = unicodedata.normalize("NFKC", text)
-    return " ".join(text.split())
+    text = unicodedata.normalize("NFKC", _check_text(text))
+    while lowercase:
+        folded = unicodedata.normalize("NFKC", text.lower())
+        if folded == text:
+            break
+        text = folded
+    return _SPACE_RUN.sub(" ", text).strip(" ")
 
 
 def whitespace_tokenize(text: str) -> list[str]:
     """Split on whitespace only: punctuation stays glued to words ("mat.")."""
-    return _check_text(text).split()
+    return [word for word in _SPACE_RUN.split(_check_text(text)) if word]
 
 
 def word_tokenize(text: str) -> list[str]:
@@ -96,7 +127,8 @@ def pretokenize(text: str) -> list[str]:
 
     Each space becomes ``SPACE_MARKER`` and is glued to the front of the word that follows it,
     so no information is lost: ``"".join(words).replace(SPACE_MARKER, " ") == text``.
-    A word is a run of letters/digits or a run of other symbols (punctuation).
+    A word is a run of word characters (letters, digits, combining marks: Hugging Face's
+    ``\\w``) or a run of other symbols (punctuation).
     """
     text = _check_text(text)
     if SPACE_MARKER in text:
@@ -104,7 +136,7 @@ def pretokenize(text: str) -> list[str]:
             f"the text contains {SPACE_MARKER!r} (U+2581) at index {text.index(SPACE_MARKER)}; "
             "this tokenizer reserves that character to mark spaces, so remove or replace it first"
         )
-    if text != " ".join(text.split()):
+    if text != _SPACE_RUN.sub(" ", text).strip(" ") or "  " in text:
         raise ValueError(
             f"pretokenize expects normalized text (single spaces, no leading or trailing "
             f"whitespace), got {text!r:.60}; call tokvec.text.normalize(text) first"
@@ -136,6 +168,119 @@ def merge_pair(symbols: list[str], pair: tuple[str, str]) -> list[str]:
     return merged
 
 
+
+def learn_merges_simple(word_counts: Counter, alphabet: list[str], vocab_size: int,
+                        min_frequency: int = 2) -> list[tuple[str, str]]:
+    """The BPE training loop as the algorithm reads: count every pair, merge the best, repeat.
+
+    ``word_counts`` maps each pre-token to how often it occurs; ``alphabet`` lists the base
+    characters in code-point order. The most frequent pair wins; ties go to the pair whose
+    symbols entered the vocabulary first (the rule of Hugging Face ``tokenizers``). Each step
+    recounts every pair of every word, which is clear but slow: :func:`learn_merges` gives the
+    same merges by updating only the words that contain the merged pair.
+    """
+    rank = {ch: i for i, ch in enumerate(alphabet)}  # order of entry into the vocabulary
+    splits = {word: list(word) for word in word_counts}
+    merges: list[tuple[str, str]] = []
+    while len(rank) < vocab_size:
+        pairs = count_pairs(splits, word_counts)
+        if not pairs:
+            break
+        best = max(pairs, key=lambda p: (pairs[p], -rank[p[0]], -rank[p[1]]))
+        if pairs[best] < min_frequency:
+            break
+        merges.append(best)
+        rank.setdefault(best[0] + best[1], len(rank))
+        splits = {word: merge_pair(symbols, best) for word, symbols in splits.items()}
+    return merges
+
+
+def learn_merges(word_counts: Counter, alphabet: list[str], vocab_size: int,
+                 min_frequency: int = 2) -> list[tuple[str, str]]:
+    """The same merges as :func:`learn_merges_simple`, without recounting everything each step.
+
+    Pair counts are kept up to date: a merge changes only the words that contain the merged
+    pair, so only their pairs are subtracted and added back. The best pair comes from a heap
+    keyed like the simple version's ``max`` (count, then entry order); entries whose count has
+    changed since they were pushed are skipped when they surface.
+    """
+    rank = {ch: i for i, ch in enumerate(alphabet)}
+    words = [list(word) for word in word_counts]
+    freq = [word_counts[word] for word in word_counts]
+    pair_count: dict[tuple[str, str], int] = defaultdict(int)
+    where: dict[tuple[str, str], set[int]] = defaultdict(set)  # pair -> words that (may) hold it
+    for k, symbols in enumerate(words):
+        for pair in zip(symbols, symbols[1:]):
+            pair_count[pair] += freq[k]
+            where[pair].add(k)
+    heap = [(-c, rank[a], rank[b], a, b) for (a, b), c in pair_count.items()]
+    heapq.heapify(heap)
+    merges: list[tuple[str, str]] = []
+    while len(rank) < vocab_size and heap:
+        neg_count, _, _, a, b = heapq.heappop(heap)
+        if pair_count.get((a, b)) != -neg_count:
+            continue                                   # stale: the count changed after this push
+        if -neg_count < min_frequency:
+            break
+        merges.append((a, b))
+        rank.setdefault(a + b, len(rank))
+        changed = set()
+        for k in where.pop((a, b)):
+            old, new = words[k], merge_pair(words[k], (a, b))
+            for pair in zip(old, old[1:]):
+                pair_count[pair] -= freq[k]
+                changed.add(pair)
+            for pair in zip(new, new[1:]):
+                pair_count[pair] += freq[k]
+                changed.add(pair)
+                where[pair].add(k)
+            words[k] = new
+        for pair in changed:
+            if pair_count[pair] > 0:
+                heapq.heappush(heap, (-pair_count[pair], rank[pair[0]], rank[pair[1]], *pair))
+            else:
+                del pair_count[pair]
+    return merges
+
+
+def _check_alphabet(alphabet: object) -> list[str]:
+    if isinstance(alphabet, str) or not hasattr(alphabet, "__iter__"):
+        raise TypeError(f"alphabet must be a list of single characters, got {type(alphabet).__name__} "
+                        f"{alphabet!r:.40}; for a string use list(text)")
+    alphabet = list(alphabet)
+    for i, ch in enumerate(alphabet):
+        if not isinstance(ch, str) or len(ch) != 1:
+            raise ValueError(f"alphabet[{i}] = {ch!r:.40} is not a single character; the alphabet of a "
+                             "BPE holds the base characters, one str of length 1 each")
+    if len(set(alphabet)) != len(alphabet):
+        dup = next(ch for ch in alphabet if alphabet.count(ch) > 1)
+        raise ValueError(f"alphabet holds {dup!r} twice; each base character appears once")
+    return alphabet
+
+
+def _check_merges(merges: object, alphabet: list[str]) -> list[tuple[str, str]]:
+    """Each merge joins two symbols that exist already: base characters or earlier merges."""
+    if isinstance(merges, str) or not hasattr(merges, "__iter__"):
+        raise TypeError(f"merges must be a list of (str, str) pairs, got {type(merges).__name__} {merges!r:.40}")
+    known = set(alphabet)
+    checked: list[tuple[str, str]] = []
+    for i, merge in enumerate(merges):
+        if (isinstance(merge, str) or not isinstance(merge, (tuple, list)) or len(merge) != 2
+                or not all(isinstance(part, str) and part for part in merge)):
+            raise ValueError(f"merges[{i}] = {merge!r:.60} is not a pair of two non-empty str; "
+                             "a merge is written like ('t', 'h')")
+        for part in merge:
+            if part not in known:
+                raise ValueError(
+                    f"merges[{i}] = {tuple(merge)!r} uses {part!r}, which is neither in the alphabet nor made "
+                    f"by an earlier merge; merges must come in the order they were learned, each joining "
+                    f"symbols that exist already"
+                )
+        checked.append((merge[0], merge[1]))
+        known.add(merge[0] + merge[1])
+    return checked
+
+
 class BPE:
     """A byte-pair-encoding subword tokenizer (Sennrich et al., 2016), on characters.
 
@@ -151,8 +296,10 @@ class BPE:
     """
 
     def __init__(self, alphabet: list[str], merges: list[tuple[str, str]], *, lowercase: bool = False):
-        self.alphabet = list(alphabet)
-        self.merges = [tuple(m) for m in merges]
+        self.alphabet = _check_alphabet(alphabet)
+        self.merges = _check_merges(merges, self.alphabet)
+        if not isinstance(lowercase, bool):
+            raise TypeError(f"lowercase must be True or False, got {type(lowercase).__name__} {lowercase!r:.40}")
         self.lowercase = lowercase
         self._rank = {pair: i for i, pair in enumerate(self.merges)}
         self._cache: dict[str, list[str]] = {}
@@ -162,28 +309,21 @@ class BPE:
         """Learn merges from ``corpus`` until the vocabulary holds ``vocab_size`` symbols.
 
         The vocabulary is the alphabet plus one new symbol a merge. Training stops early when
-        the most frequent pair occurs fewer than ``min_frequency`` times.
+        the most frequent pair occurs fewer than ``min_frequency`` times. The loop is
+        :func:`learn_merges_simple`, run in its faster incremental form :func:`learn_merges`.
         """
         _check_text(corpus, "corpus")
         if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 1:
             raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
+        if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
+            raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
+        if not isinstance(lowercase, bool):
+            raise TypeError(f"lowercase must be True or False, got {lowercase!r:.40}")
         word_counts = Counter(pretokenize(normalize(corpus, lowercase=lowercase)))
         if not word_counts:
             raise ValueError("the corpus is empty after normalization; give BPE.train some text")
         alphabet = sorted({ch for word in word_counts for ch in word})
-        rank = {ch: i for i, ch in enumerate(alphabet)}  # order of entry into the vocabulary
-        splits = {word: list(word) for word in word_counts}
-        merges: list[tuple[str, str]] = []
-        while len(rank) < vocab_size:
-            pairs = count_pairs(splits, word_counts)
-            if not pairs:
-                break
-            best = max(pairs, key=lambda p: (pairs[p], -rank[p[0]], -rank[p[1]]))
-            if pairs[best] < min_frequency:
-                break
-            merges.append(best)
-            rank.setdefault(best[0] + best[1], len(rank))
-            splits = {word: merge_pair(symbols, best) for word, symbols in splits.items()}
+        merges = learn_merges(word_counts, alphabet, vocab_size, min_frequency)
         return cls(alphabet, merges, lowercase=lowercase)
 
     @property
@@ -193,19 +333,51 @@ class BPE:
         symbols.update(dict.fromkeys(a + b for a, b in self.merges))
         return list(symbols)
 
-    def tokenize_word(self, word: str) -> list[str]:
-        """Apply the merges to one pre-token, lowest rank (earliest learned) first."""
-        if word in self._cache:
-            return self._cache[word]
+    def tokenize_word_simple(self, word: str) -> list[str]:
+        """Apply the merges to one pre-token: merge the lowest-ranked (earliest learned) pair,
+        leftmost first, until no learned merge applies. Clear, but quadratic in the word's length:
+        :meth:`tokenize_word` gives the same tokens in ``O(n log n)``.
+        """
         symbols = list(word)
         while len(symbols) > 1:
-            ranked = [(self._rank.get(pair, len(self._rank)), pair) for pair in zip(symbols, symbols[1:])]
-            best_rank, best = min(ranked)
-            if best_rank == len(self._rank):  # no learned merge applies any more
+            ranks = [self._rank.get(pair, math.inf) for pair in zip(symbols, symbols[1:])]
+            i = min(range(len(ranks)), key=ranks.__getitem__)   # lowest rank; leftmost on ties
+            if ranks[i] == math.inf:                             # no learned merge applies any more
                 break
-            symbols = merge_pair(symbols, best)
-        self._cache[word] = symbols
+            symbols[i:i + 2] = [symbols[i] + symbols[i + 1]]
         return symbols
+
+    def tokenize_word(self, word: str) -> list[str]:
+        """The tokens of :meth:`tokenize_word_simple`, in ``O(n log n)``, cached per word.
+
+        The symbols form a linked list (``nxt``/``prv`` hold neighbour positions, a merged-away
+        symbol becomes ``None``), and a heap holds ``(rank, position)`` for every adjacent pair
+        that has a merge. Popping gives the lowest rank, leftmost first, as in the simple
+        version; an entry whose pair has changed since it was pushed is skipped.
+        """
+        if word in self._cache:
+            return list(self._cache[word])
+        symbols: list[str | None] = list(word)
+        n, rank = len(symbols), self._rank
+        nxt, prv = list(range(1, n + 1)), list(range(-1, n - 1))
+        heap = [(rank[pair], i) for i, pair in enumerate(zip(symbols, symbols[1:])) if pair in rank]
+        heapq.heapify(heap)
+        while heap:
+            r, i = heapq.heappop(heap)
+            j = nxt[i]
+            if symbols[i] is None or j >= n or rank.get((symbols[i], symbols[j])) != r:
+                continue                                         # stale entry
+            symbols[i] = symbols[i] + symbols[j]
+            symbols[j] = None
+            nxt[i] = nxt[j]
+            if nxt[i] < n:
+                prv[nxt[i]] = i
+            for left, right in ((prv[i], i), (i, nxt[i])):      # the two pairs the merge created
+                if left >= 0 and right < n and (pair := (symbols[left], symbols[right])) in rank:
+                    heapq.heappush(heap, (rank[pair], left))
+        tokens = [s for s in symbols if s is not None]
+        self._cache[word] = tokens
+        return list(tokens)
 
     def tokenize(self, text: str) -> list[str]:
         """Normalize, pre-tokenize, then split each word into learned subwords.
@@ -243,7 +415,7 @@ def train_hf_bpe(corpus: str, vocab_size: int, *, min_frequency: int = 2,
     )
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence([
         pre_tokenizers.Metaspace(replacement=SPACE_MARKER, prepend_scheme="never", split=False),
-        pre_tokenizers.Split(Regex(_PRETOKEN_RE.pattern), behavior="isolated"),
+        pre_tokenizers.Split(Regex(_HF_PRETOKEN_PATTERN), behavior="isolated"),
     ])
     trainer = trainers.BpeTrainer(vocab_size=vocab_size + len(special_tokens), min_frequency=min_frequency,
                                   special_tokens=list(special_tokens), show_progress=False)

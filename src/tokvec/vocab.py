@@ -17,8 +17,11 @@ id      token      used for
 
 from __future__ import annotations
 
+import hashlib
 import json
 import numbers
+import os
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -38,7 +41,17 @@ class UnknownTokenError(KeyError):
     def __str__(self) -> str:
         return str(self.args[0])
 
-_VERSION = 1
+_VERSION = 2
+
+
+def _check_tokens_iterable(tokens: object, name: str) -> None:
+    """A bare string is an iterable of characters, almost never what is meant: refuse it."""
+    if isinstance(tokens, (str, bytes)):
+        raise TypeError(
+            f"{name} must be an iterable of tokens (e.g. a list of str), got the {type(tokens).__name__} "
+            f"{tokens!r:.40}, which would become one token per character; "
+            "tokenize it first, e.g. word_tokenize(text), or wrap a single token in a list: [token]"
+        )
 
 
 def _check_token(token: object, position: int) -> str:
@@ -61,6 +74,8 @@ class Vocabulary:
     """
 
     def __init__(self, tokens: Iterable[str] = (), *, specials: Sequence[str] = SPECIALS, unk_token: str | None = UNK):
+        _check_tokens_iterable(tokens, "tokens")
+        _check_tokens_iterable(specials, "specials")
         self._id_to_token: list[str] = []
         self._token_to_id: dict[str, int] = {}
         for position, token in enumerate([*specials, *tokens]):
@@ -88,6 +103,7 @@ class Vocabulary:
         Equal counts are ordered alphabetically, so the result does not depend on corpus order.
         ``max_size``, if given, caps ``len(vocab)``, specials included.
         """
+        _check_tokens_iterable(tokens, "tokens")
         if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
             raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
         counts = Counter(_check_token(t, i) for i, t in enumerate(tokens))
@@ -163,9 +179,17 @@ class Vocabulary:
                 f"encode takes a list of tokens, got the str {tokens!r:.40}; "
                 "tokenize it first, e.g. vocab.encode(word_tokenize(text))"
             )
+        if add_bos_eos:
+            missing = [t for t in (BOS, EOS) if t not in self._token_to_id]
+            if missing:
+                raise ValueError(
+                    f"add_bos_eos=True needs {' and '.join(missing)} in the vocabulary, but its specials are "
+                    f"{self.specials}; build it with specials that include '<bos>' and '<eos>' "
+                    "(the default tokvec.vocab.SPECIALS does) or call encode with add_bos_eos=False"
+                )
         ids = [self.token_to_id(t, position=i) for i, t in enumerate(tokens)]
         if add_bos_eos:
-            ids = [self.token_to_id(BOS), *ids, self.token_to_id(EOS)]
+            ids = [self._token_to_id[BOS], *ids, self._token_to_id[EOS]]
         return ids
 
     def decode(self, ids: Iterable[int], *, skip_specials: bool = False) -> list[str]:
@@ -177,44 +201,101 @@ class Vocabulary:
 
     # --- files -----------------------------------------------------------------------------
     def to_dict(self) -> dict:
+        """The vocabulary as plain data: specials, unknown token, ordinary tokens in id order, counts."""
         return {"format": _FORMAT, "version": _VERSION, "specials": list(self.specials),
-                "unk_token": self.unk_token, "tokens": self._id_to_token[len(self.specials):]}
+                "unk_token": self.unk_token, "tokens": self._id_to_token[len(self.specials):],
+                "counts": {t: int(c) for t, c in sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))}}
+
+    @staticmethod
+    def _digest(data: dict) -> str:
+        """SHA-256 of the content (every key but the digest), in one canonical serialization."""
+        content = {k: v for k, v in data.items() if k != "sha256"}
+        canonical = json.dumps(content, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
     def save(self, path: str | Path) -> None:
-        """Write the vocabulary as JSON (UTF-8, one token list in id order)."""
-        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        """Write the vocabulary as UTF-8 JSON, with a SHA-256 of its content, atomically.
+
+        The file is first written in full to a temporary file in the same folder and then renamed
+        over ``path`` (``os.replace``), so an error at any point (a token that is not valid UTF-8,
+        a full disk) leaves an existing file at ``path`` exactly as it was.
+        """
+        path = Path(path)
+        data = self.to_dict()
+        for token in [*data["specials"], *data["tokens"]]:
+            try:
+                token.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ValueError(
+                    f"cannot save token {token!r}: it is not valid Unicode text ({err.reason} at index "
+                    f"{err.start}); remove lone surrogates, e.g. with text.encode('utf-8', "
+                    f"'replace').decode(); {path} was not changed"
+                ) from err
+        data["sha256"] = self._digest(data)
+        payload = (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(payload)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
 
     @classmethod
     def load(cls, path: str | Path) -> "Vocabulary":
-        """Read a vocabulary written by :meth:`save`; a damaged file is a ``ValueError`` naming it."""
+        """Read a vocabulary written by :meth:`save`.
+
+        The content is checked against the SHA-256 stored in the file, so a changed or damaged
+        file is a ``ValueError`` naming it, never a different vocabulary that silently changes
+        every id.
+        """
         path = Path(path)
+
+        def damaged(why: str) -> ValueError:
+            return ValueError(f"{path} is not a valid vocabulary file: {why}")
+
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_bytes().decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ValueError(f"{path} is not a valid vocabulary file: not UTF-8 JSON ({err})") from err
-        expected = {"format", "version", "specials", "unk_token", "tokens"}
+            raise damaged(f"not UTF-8 JSON ({err})") from err
+        except RecursionError as err:
+            raise damaged("JSON nested too deeply to be a vocabulary") from err
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
-            raise ValueError(f"{path} is not a vocabulary file: expected a JSON object with "
-                             f"format={_FORMAT!r}; was it written by Vocabulary.save?")
+            raise damaged(f"expected a JSON object with format={_FORMAT!r}; was it written by "
+                          "Vocabulary.save?")
         if data.get("version") != _VERSION:
-            raise ValueError(f"{path} has vocabulary format version {data.get('version')!r}; "
-                             f"this tokvec reads version {_VERSION} only")
-        missing = expected - data.keys()
-        if missing:
-            raise ValueError(f"{path} is missing the keys {sorted(missing)}; the file is damaged")
+            raise damaged(f"format version {data.get('version')!r}, but this tokvec reads version "
+                          f"{_VERSION} only; build the vocabulary again and save it")
+        expected = {"format", "version", "specials", "unk_token", "tokens", "counts", "sha256"}
+        if data.keys() != expected:
+            missing, extra = sorted(expected - data.keys()), sorted(data.keys() - expected)
+            raise damaged(f"missing keys {missing}, unexpected keys {extra}; the file is damaged")
+        if data["sha256"] != cls._digest(data):
+            raise damaged("its content does not match the SHA-256 stored in it, so it was changed or "
+                          "damaged after it was saved; save the vocabulary again from its source")
         for key in ("specials", "tokens"):
             if not isinstance(data[key], list):
-                raise ValueError(f"{path}: {key!r} must be a list of strings, "
-                                 f"got {type(data[key]).__name__}")
+                raise damaged(f"{key!r} must be a list of strings, got {type(data[key]).__name__}")
+        counts = data["counts"]
+        if not isinstance(counts, dict) or not all(
+                isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in counts.values()):
+            raise damaged("'counts' must map tokens to counts >= 0")
         try:
-            return cls(data["tokens"], specials=data["specials"], unk_token=data["unk_token"])
+            vocab = cls(data["tokens"], specials=data["specials"], unk_token=data["unk_token"])
         except (TypeError, ValueError) as err:
-            raise ValueError(f"{path} is a damaged vocabulary file: {err}") from err
+            raise damaged(str(err)) from err
+        vocab.counts = Counter(counts)
+        return vocab
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocabulary):
             return NotImplemented
-        return self.to_dict() == other.to_dict()
+        # equal when they map the same tokens to the same ids; counts are a record, not the mapping
+        return (self._id_to_token, self.specials, self.unk_token) == (
+            other._id_to_token, other.specials, other.unk_token)
 
     def __repr__(self) -> str:
         preview = ", ".join(repr(t) for t in self._id_to_token[:8])
