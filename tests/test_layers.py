@@ -318,3 +318,109 @@ def test_cuda_bf16_output_stays_bf16():
     layer = TransformerEmbedding(100, 64, 32).cuda().to(torch.bfloat16).eval()
     out = layer(torch.randint(0, 100, (2, 32), device="cuda"))
     assert out.dtype == torch.bfloat16 and out.device.type == "cuda"
+
+
+# --- initialization: std d_model ** -0.5, so the scaled token part has std 1 like the table -------
+
+@pytest.mark.parametrize("d", [64, 512])
+def test_token_table_starts_with_std_inverse_sqrt_d(d):
+    torch.manual_seed(0)
+    layer = TransformerEmbedding(4096, d, 16)
+    std = layer.token.weight.std().item()
+    assert abs(std * math.sqrt(d) - 1) < 0.02                 # std d ** -0.5, within sampling error
+    token_norm = (layer.token.weight * layer.scale).norm(dim=1).mean().item()  # about sqrt(d)
+    table_norm = layer.pe.norm(dim=1).mean().item()                            # sqrt(d/2) exactly
+    assert table_norm == pytest.approx(math.sqrt(d / 2))
+    assert 1.3 < token_norm / table_norm < 1.5      # about sqrt(2); N(0, 1) gave sqrt(2 d): 32 at d=512
+
+
+def test_init_std_one_gives_the_seeds_normal_init_and_padding_stays_zero():
+    torch.manual_seed(0)
+    layer = TransformerEmbedding(4096, 64, 8, init_std=1.0, padding_idx=0)
+    assert abs(layer.token.weight[1:].std().item() - 1) < 0.02
+    assert torch.equal(layer.token.weight[0], torch.zeros(64))
+    with pytest.raises(ValueError, match="init_std must be a finite number >= 0"):
+        TransformerEmbedding(10, 4, 8, init_std=float("nan"))
+
+
+# --- every integer dtype: the int64 result, or a TypeError naming the dtype and the fix ------------
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.uint8])
+@pytest.mark.parametrize("cls", [TransformerEmbedding, LearnedPositionEmbedding])
+def test_small_integer_ids_give_the_int64_result(cls, dtype):
+    torch.manual_seed(0)
+    layer = cls(10, 4, 8).eval()
+    ids = torch.tensor([[1, 9, 0], [3, 3, 7]])
+    assert torch.equal(layer(ids.to(dtype)), layer(ids))
+    with pytest.raises(IndexError, match="token id 10"):
+        layer(torch.tensor([1, 10], dtype=dtype))
+
+
+@pytest.mark.parametrize("dtype", [torch.uint16, torch.uint32, torch.uint64])
+def test_wide_unsigned_ids_name_the_dtype_and_the_fix(dtype):
+    with pytest.raises(TypeError, match=rf"dtype {dtype}.*ids\.to\(torch\.int64\)"):
+        TransformerEmbedding(10, 4, 8)(torch.tensor([1, 2], dtype=dtype))
+
+
+@pytest.mark.parametrize("np_dtype", [np.int64, np.int32, np.uint8, np.uint64])
+def test_numpy_ids_to_a_layer_name_the_fix_and_work_in_embed_numpy(np_dtype):
+    ids = np.array([[1, 2, 3]], dtype=np_dtype)
+    with pytest.raises(TypeError, match=rf"got a ndarray of dtype {np.dtype(np_dtype)}.*torch\.as_tensor"):
+        TransformerEmbedding(10, 4, 8)(ids)
+    weight, table = np.arange(40.0).reshape(10, 4), np.zeros((8, 4))
+    assert np.array_equal(embed_numpy(ids, weight, table, scale=1.0), weight[[[1, 2, 3]]])
+
+
+def test_ids_on_another_device_are_an_error_and_meta_gives_meta():
+    layer = TransformerEmbedding(10, 4, 8)
+    with pytest.raises(ValueError, match=r"ids are on meta but the layer's table is on cpu.*ids\.to\('cpu'\)"):
+        layer(torch.tensor([1, 2], device="meta"))
+    meta = TransformerEmbedding(10, 4, 8, device="meta")
+    out = meta(torch.tensor([[1, 2, 3]], device="meta"))
+    assert out.device.type == "meta" and out.shape == (1, 3, 4)
+
+
+@pytest.mark.parametrize("padding_idx, error", [(10, ValueError), (-1, ValueError), (1.0, TypeError),
+                                                (True, TypeError)])
+def test_padding_idx_out_of_range_names_padding_idx(padding_idx, error):
+    with pytest.raises(error, match="padding_idx"):
+        TransformerEmbedding(10, 4, 8, padding_idx=padding_idx)
+
+
+@pytest.mark.parametrize("kwargs, error, name", [
+    ({"vocab_size": 0}, ValueError, "vocab_size"), ({"vocab_size": 10.0}, TypeError, "vocab_size"),
+    ({"d_model": -2}, ValueError, "d_model"), ({"d_model": True}, TypeError, "d_model"),
+    ({"max_len": 0}, ValueError, "max_len"), ({"max_len": None}, TypeError, "max_len"),
+    ({"dropout": "0.1"}, TypeError, "dropout"), ({"dropout": float("nan")}, ValueError, "dropout"),
+    ({"base": 1.0}, ValueError, "base"), ({"base": 10**400}, ValueError, "base"),
+    ({"dtype": torch.int64}, TypeError, "dtype"),
+])
+def test_layer_arguments_are_checked_up_front(kwargs, error, name):
+    args = {"vocab_size": 10, "d_model": 4, "max_len": 8, **kwargs}
+    with pytest.raises(error, match=rf"^{name} "):
+        TransformerEmbedding(**args)
+    if "base" not in kwargs:
+        with pytest.raises(error, match=rf"^{name} "):
+            LearnedPositionEmbedding(**args)
+
+
+def test_table_refuses_an_integer_dtype():
+    with pytest.raises(TypeError, match=r"dtype must be a floating-point dtype.*torch\.int64"):
+        sinusoidal_table(4, 4, dtype=torch.int64)
+    with pytest.raises(TypeError, match="dtype must be a floating-point dtype"):
+        sinusoidal_table_numpy(4, 4, dtype=np.int32)
+
+
+def test_check_ids_reads_from_the_device_once(monkeypatch):
+    """On a GPU every read-back is a synchronisation; a valid batch costs exactly one."""
+    reads = []
+    for name in ("item", "tolist", "__int__", "__index__"):
+        original = getattr(torch.Tensor, name)
+
+        def counted(self, *args, _original=original, _name=name, **kwargs):
+            reads.append(_name)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(torch.Tensor, name, counted)
+    check_ids(torch.tensor([[1, 2, 3], [4, 5, 6]]), 10, 8)
+    assert reads == ["tolist"]

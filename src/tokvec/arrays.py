@@ -41,6 +41,8 @@ def check_ids(ids, vocab_size: int, max_len: int):
     On a GPU the range check reads two numbers back to the CPU (one ``aminmax`` reduction): that
     synchronisation is the price of a Python error instead of a device-side assert.
     """
+    vocab_size = validate.positive_int(vocab_size, "vocab_size")
+    max_len = validate.positive_int(max_len, "max_len")
     if not (hasattr(ids, "dtype") and hasattr(ids, "shape")):
         raise TypeError(f"ids must be an integer array or tensor of shape (T,) or (B, T), got "
                         f"{type(ids).__name__} {ids!r:.40}; wrap it, e.g. torch.tensor(ids) or np.asarray(ids)")
@@ -99,6 +101,7 @@ def sinusoidal_table_numpy(length: int, d_model: int, base: float = 10000.0, *, 
     float32 recipe of the seeds is off by about 7e-3 (chapter 8 plots both).
     """
     length, d_model = validate.positive_int(length, "length"), validate.positive_int(d_model, "d_model")
+    validate.table_size(length, d_model, ("length", "d_model"), validate.ARRAY_TABLE_LIMIT)
     base = validate.base(base)
     validate.floating_dtype(dtype)
     t = np.arange(length, dtype=np.float64)[:, None]                   # (length, 1), exact integers

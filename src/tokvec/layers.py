@@ -47,6 +47,8 @@ def _check_layer_args(vocab_size, d_model, max_len, dropout, padding_idx, dtype)
     vocab_size = validate.positive_int(vocab_size, "vocab_size")
     d_model = validate.positive_int(d_model, "d_model")
     max_len = validate.positive_int(max_len, "max_len")
+    validate.table_size(vocab_size, d_model, ("vocab_size", "d_model"), validate.ARRAY_TABLE_LIMIT)
+    validate.table_size(max_len, d_model, ("max_len", "d_model"), validate.ARRAY_TABLE_LIMIT)
     validate.probability(dropout, "dropout")
     if padding_idx is not None:
         if isinstance(padding_idx, bool) or not isinstance(padding_idx, int):

@@ -96,13 +96,17 @@ def transpose(M: Matrix) -> Matrix:
 
 def one_hot(v: int, N_V: int) -> list[float]:
     """The vector of length ``N_V`` with 1.0 at index ``v`` and 0.0 elsewhere (chapter 3)."""
-    v = check_index(v, _check_positive_int(N_V, "N_V"), "token id v", "ids index the vocabulary")
+    N_V = _check_positive_int(N_V, "N_V")
+    validate.table_size(1, N_V, ("1", "N_V"), validate.PYTHON_TABLE_LIMIT)
+    v = check_index(v, N_V, "token id v", "ids index the vocabulary")
     return [1.0 if j == v else 0.0 for j in range(N_V)]
 
 
 def matvec(M: Matrix, x: list[float]) -> list[float]:
     """The matrix-vector product ``M x`` (chapter 3: one-hot times matrix is a lookup)."""
     rows, cols = shape(M)
+    if isinstance(x, (str, bytes)) or not isinstance(x, (list, tuple)):
+        raise TypeError(f"x must be a list of {cols} numbers, got {type(x).__name__} {x!r:.40}")
     if len(x) != cols:
         raise ValueError(f"cannot multiply a {rows}x{cols} matrix by a vector of length {len(x)}; "
                          f"the vector needs {cols} entries")
@@ -117,6 +121,7 @@ def random_matrix(rows: int, cols: int, *, seed: int, std: float = 1.0) -> Matri
     Taught in chapter 3, "The embedding matrix".
     """
     rows, cols = _check_positive_int(rows, "rows"), _check_positive_int(cols, "cols")
+    validate.table_size(rows, cols, ("rows", "cols"), validate.PYTHON_TABLE_LIMIT)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r:.40}")
     if isinstance(std, bool) or not isinstance(std, numbers.Real) or not (math.isfinite(std) and std >= 0):
@@ -189,6 +194,7 @@ def frequencies(d_e: int, base: float = 10000.0, *, first_i: int = 0) -> list[fl
     Taught in chapter 6, "Why sinusoids work".
     """
     d_e = _check_positive_int(d_e, "d_e")
+    validate.table_size(1, d_e, ("1", "d_e"), validate.PYTHON_TABLE_LIMIT)
     base = validate.base(base)
     if isinstance(first_i, bool) or not isinstance(first_i, int) or first_i < 0:
         raise ValueError(f"first_i must be 0 (Vaswani et al.) or 1 (Phuong and Hutter), got {first_i!r}")
@@ -204,6 +210,7 @@ def _sinusoid_table(d_e: int, l_max: int, base: float, first_i: int) -> Matrix:
     about 1e-16 of the true value.
     """
     d_e, l_max = _check_positive_int(d_e, "d_e"), _check_positive_int(l_max, "l_max")
+    validate.table_size(d_e, l_max, ("d_e", "l_max"), validate.PYTHON_TABLE_LIMIT)
     frequencies(d_e, base, first_i=first_i)  # validates base
     base = float(base)
     W_p = []
@@ -243,6 +250,7 @@ def paper_positions(d_e: int, l_max: int) -> Matrix:
     table changes every frequency: chapter 5, "Algorithm 2", measures what that does.
     """
     l_max = _check_positive_int(l_max, "l_max")
+    validate.table_size(_check_positive_int(d_e, "d_e"), l_max, ("d_e", "l_max"), validate.PYTHON_TABLE_LIMIT)
     if l_max < 2:
         raise ValueError(f"paper_positions uses l_max as the base, which must be > 1; got l_max = {l_max}")
     return _sinusoid_table(d_e, l_max, float(l_max), first_i=1)

@@ -18,7 +18,7 @@ import unicodedata
 from collections import Counter, defaultdict
 from importlib import resources
 
-from tokvec import _unicode_classes
+from tokvec import _unicode_classes, validate
 
 __all__ = [
     "SENTENCE",
@@ -99,7 +99,7 @@ def normalize(text: str, *, lowercase: bool = False) -> str:
     The result is a fixed point: ``normalize(normalize(t)) == normalize(t)``.
     """
     text = unicodedata.normalize("NFKC", _check_text(text))
-    while lowercase:
+    while validate.flag(lowercase, "lowercase"):
         folded = unicodedata.normalize("NFKC", text.lower())
         if folded == text:
             break
@@ -298,8 +298,7 @@ class BPE:
     def __init__(self, alphabet: list[str], merges: list[tuple[str, str]], *, lowercase: bool = False):
         self.alphabet = _check_alphabet(alphabet)
         self.merges = _check_merges(merges, self.alphabet)
-        if not isinstance(lowercase, bool):
-            raise TypeError(f"lowercase must be True or False, got {type(lowercase).__name__} {lowercase!r:.40}")
+        self.lowercase = validate.flag(lowercase, "lowercase")
         self.lowercase = lowercase
         self._rank = {pair: i for i, pair in enumerate(self.merges)}
         self._cache: dict[str, list[str]] = {}
@@ -317,8 +316,7 @@ class BPE:
             raise ValueError(f"vocab_size must be a positive int, got {vocab_size!r}")
         if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
             raise ValueError(f"min_frequency must be an int >= 1, got {min_frequency!r}")
-        if not isinstance(lowercase, bool):
-            raise TypeError(f"lowercase must be True or False, got {lowercase!r:.40}")
+        validate.flag(lowercase, "lowercase")
         word_counts = Counter(pretokenize(normalize(corpus, lowercase=lowercase)))
         if not word_counts:
             raise ValueError("the corpus is empty after normalization; give BPE.train some text")
@@ -355,7 +353,7 @@ class BPE:
         that has a merge. Popping gives the lowest rank, leftmost first, as in the simple
         version; an entry whose pair has changed since it was pushed is skipped.
         """
-        if word in self._cache:
+        if _check_text(word, "word") in self._cache:
             return list(self._cache[word])
         symbols: list[str | None] = list(word)
         n, rank = len(symbols), self._rank
@@ -391,6 +389,10 @@ class BPE:
     @staticmethod
     def detokenize(tokens: list[str]) -> str:
         """Glue tokens back into text: ``detokenize(tokenize(t)) == normalize(t)``."""
+        if isinstance(tokens, str) or not isinstance(tokens, (list, tuple)):
+            raise TypeError(f"tokens must be a list of str, got {type(tokens).__name__} {tokens!r:.40}")
+        for i, token in enumerate(tokens):
+            _check_text(token, f"tokens[{i}]")
         return "".join(tokens).replace(SPACE_MARKER, " ")
 
     def __repr__(self) -> str:
@@ -408,6 +410,10 @@ def train_hf_bpe(corpus: str, vocab_size: int, *, min_frequency: int = 2,
     with its own rules.
     """
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers, trainers
+
+    _check_text(corpus, "corpus")
+    vocab_size = validate.positive_int(vocab_size, "vocab_size")
+    min_frequency = validate.positive_int(min_frequency, "min_frequency")
 
     tokenizer = Tokenizer(models.BPE(unk_token=unk_token))
     tokenizer.normalizer = normalizers.Sequence(

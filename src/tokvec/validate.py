@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["base", "floating_dtype", "positive_int", "probability"]
+__all__ = ["ARRAY_TABLE_LIMIT", "PYTHON_TABLE_LIMIT", "base", "flag", "floating_dtype",
+           "positive_int", "probability", "table_size"]
 
 
 def positive_int(value: object, name: str) -> int:
@@ -70,3 +71,34 @@ def probability(value: object, name: str) -> float:
     if not 0.0 <= value < 1.0:  # False for NaN too
         raise ValueError(f"{name} must be a probability in [0, 1), got {value!r}")
     return float(value)
+
+
+#: Largest table the pure-Python reference builds: 10**8 floats in lists take about 3 GB.
+PYTHON_TABLE_LIMIT = 10**8
+#: Largest NumPy or PyTorch table accepted: 2**40 entries (4 TiB in float32) is beyond any machine;
+#: below it, a table too large for this machine is the allocator's own clear MemoryError.
+ARRAY_TABLE_LIMIT = 2**40
+
+
+def table_size(rows: int, cols: int, names: tuple[str, str], limit: int) -> None:
+    """Refuse a ``rows x cols`` table larger than ``limit`` entries before allocating anything.
+
+    Without this, a huge size runs the machine out of memory (the process is killed, with no
+    error at all) or overflows inside a library with a message that does not name the argument.
+    """
+    if rows * cols > limit:
+        raise ValueError(f"{names[0]} x {names[1]} = {_short(rows)} x {_short(cols)} = {_short(rows * cols)} "
+                         f"entries, more than the {_short(limit)} this function builds; "
+                         f"check {names[0]} and {names[1]}")
+
+
+def _short(n: int) -> str:
+    """An int for a message: as it is when short, else as a power of ten (10**400 has 401 digits)."""
+    return str(n) if n < 10**9 else f"about 10^{len(str(n)) - 1}"
+
+
+def flag(value: object, name: str) -> bool:
+    """``True`` or ``False`` only: ``lowercase="no"`` is truthy and would silently lowercase."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r:.40}")
+    return value

@@ -26,6 +26,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from tokvec import validate
+
 __all__ = ["SPECIALS", "PAD", "UNK", "BOS", "EOS", "UnknownTokenError", "Vocabulary"]
 
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
@@ -44,14 +46,25 @@ class UnknownTokenError(KeyError):
 _VERSION = 2
 
 
-def _check_tokens_iterable(tokens: object, name: str) -> None:
+def _check_tokens_iterable(tokens: object, name: str, what: str = "tokens") -> None:
     """A bare string is an iterable of characters, almost never what is meant: refuse it."""
+    if not isinstance(tokens, Iterable):
+        raise TypeError(f"{name} must be an iterable of {what} (e.g. a list), got {type(tokens).__name__} "
+                        f"{tokens!r:.40}")
     if isinstance(tokens, (str, bytes)):
         raise TypeError(
             f"{name} must be an iterable of tokens (e.g. a list of str), got the {type(tokens).__name__} "
             f"{tokens!r:.40}, which would become one token per character; "
             "tokenize it first, e.g. word_tokenize(text), or wrap a single token in a list: [token]"
         )
+
+
+def _check_path(path: object) -> Path:
+    import os
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or pathlib.Path, got {type(path).__name__} {path!r:.40}")
+    return Path(path)
 
 
 def _check_token(token: object, position: int) -> str:
@@ -179,7 +192,8 @@ class Vocabulary:
                 f"encode takes a list of tokens, got the str {tokens!r:.40}; "
                 "tokenize it first, e.g. vocab.encode(word_tokenize(text))"
             )
-        if add_bos_eos:
+        _check_tokens_iterable(tokens, "tokens")
+        if validate.flag(add_bos_eos, "add_bos_eos"):
             missing = [t for t in (BOS, EOS) if t not in self._token_to_id]
             if missing:
                 raise ValueError(
@@ -194,8 +208,11 @@ class Vocabulary:
 
     def decode(self, ids: Iterable[int], *, skip_specials: bool = False) -> list[str]:
         """Map ids back to tokens; ``skip_specials`` drops ``<pad>``, ``<bos>`` and the like."""
+        if not isinstance(ids, Iterable) or isinstance(ids, (str, bytes)):
+            raise TypeError(f"ids must be an iterable of int ids (e.g. a list), got {type(ids).__name__} "
+                            f"{ids!r:.40}; for one id use vocab.id_to_token(token_id)")
         tokens = [self.id_to_token(i, position=p) for p, i in enumerate(ids)]
-        if skip_specials:
+        if validate.flag(skip_specials, "skip_specials"):
             tokens = [t for t in tokens if t not in self.specials]
         return tokens
 
@@ -220,7 +237,7 @@ class Vocabulary:
         over ``path`` (``os.replace``), so an error at any point (a token that is not valid UTF-8,
         a full disk) leaves an existing file at ``path`` exactly as it was.
         """
-        path = Path(path)
+        path = _check_path(path)
         data = self.to_dict()
         for token in [*data["specials"], *data["tokens"]]:
             try:
@@ -252,7 +269,7 @@ class Vocabulary:
         file is a ``ValueError`` naming it, never a different vocabulary that silently changes
         every id.
         """
-        path = Path(path)
+        path = _check_path(path)
 
         def damaged(why: str) -> ValueError:
             return ValueError(f"{path} is not a valid vocabulary file: {why}")
