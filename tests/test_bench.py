@@ -21,7 +21,7 @@ KEYS = {"impl", "device", "dtype", "batch", "seq_len", "d_model", "vocab_size", 
 def test_run_times_every_implementation_at_every_size():
     records = bench.run([(1, 4, 8), (2, 8, 4)], vocab_size=16, repeats=2, warmup=1, devices=["cpu"])
     assert [(r["impl"], r["batch"], r["seq_len"], r["d_model"]) for r in records] == [
-        (impl, B, T, d) for B, T, d in [(1, 4, 8), (2, 8, 4)] for impl in ("python", "numpy", "seed", "layer", "fused")]
+        (impl, B, T, d) for B, T, d in [(1, 4, 8), (2, 8, 4)] for impl in ("python", "numpy", "seed", "layer", "fused", "checks")]
     for r in records:
         assert set(r) == KEYS
         assert 0 < r["min_ms"] <= r["median_ms"]
@@ -40,6 +40,9 @@ def test_all_implementations_compute_the_same_thing():
         for impl, _, _, fn in bench._implementations(2, 6, 5, 11, seed=3, devices=[torch.device("cpu")],
                                                        python_limit=10**6):
             out = fn()
+            if impl == "checks":                     # the input check alone: it returns (B, T)
+                assert out == (2, 6)
+                continue
             outputs[impl] = np.asarray(out.numpy() if isinstance(out, torch.Tensor) else out, dtype=float)
     assert set(outputs) == {"python", "numpy", "seed", "layer", "fused"}
     assert outputs["python"].shape == (2, 6, 5)
@@ -61,8 +64,8 @@ def test_cli_writes_json_with_machine_versions_and_command(tmp_path, capsys):
     assert data["command"].startswith("python -m tokvec.bench --sizes 1x4x8")
     assert {"cpu", "cpu_count", "gpu"} <= set(data["machine"])
     assert {"python", "numpy", "torch", "tokvec"} <= set(data["versions"])
-    assert len(data["records"]) == 5
-    assert "wrote 5 records" in capsys.readouterr().out
+    assert len(data["records"]) == 6
+    assert "wrote 6 records" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("text", ["16x512", "0x4x4", "axbxc"])
@@ -88,7 +91,7 @@ def test_committed_results_are_complete(path):
     sizes = {(r["batch"], r["seq_len"], r["d_model"]) for r in data["records"]}
     for B, T, d in sizes:
         impls = {r["impl"] for r in data["records"] if (r["batch"], r["seq_len"], r["d_model"]) == (B, T, d)}
-        assert {"numpy", "seed", "layer", "fused"} <= impls, (B, T, d)
+        assert {"numpy", "seed", "layer", "fused", "checks"} <= impls, (B, T, d)
     for r in data["records"]:
         assert set(r) == KEYS and r["median_ms"] > 0
 
