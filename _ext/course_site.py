@@ -4,7 +4,9 @@
    its inline configuration script twice (the browser then logs "Identifier 'THEBE_JS_URL' has
    already been declared") and names a CDN URL. The course has no live-code button
    (``launch_buttons.thebe: false``), so the thebe scripts and stylesheet are dropped.
-2. A ``.md`` download for every chapter. The theme offers a notebook page's ``.ipynb`` only; this
+2. One stylesheet, ``static/course.css``: code set so that the 88-character lines of the chapters
+   fit the code column without scrolling sideways.
+3. A ``.md`` download for every chapter. The theme offers a notebook page's ``.ipynb`` only; this
    writes the same notebook as a MyST Markdown text notebook (no outputs; Jupyter Book and
    Jupytext read it back) next to it in ``_sources`` and adds it to the download menu.
 """
@@ -74,7 +76,13 @@ def _write_markdown_notebooks(app: Sphinx, exception) -> None:
             target.write_text(notebook_to_myst(nbformat.read(source, as_version=4)), encoding="utf-8")
 
 
+def _add_static(app: Sphinx) -> None:
+    app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+
+
 def setup(app: Sphinx) -> dict:
+    app.connect("builder-inited", _add_static)
+    app.add_css_file("course.css")
     app.connect("html-page-context", _page_context, priority=900)  # after the theme's own buttons
     app.connect("build-finished", _write_markdown_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -68,7 +68,7 @@ def run(repeats: int = 3, vocab_size: int = 1000) -> list[dict]:
     for _ in range(repeats):
         fresh = BPE(ours.alphabet, ours.merges)  # an empty cache each round
         for task, impl, fn in (
-            ("encode_word", "tokvec", lambda: fresh.tokenize(word)),
+            ("encode_word", "tokvec", lambda fresh=fresh: fresh.tokenize(word)),
             ("encode_word", "hf", lambda: hf.encode(word)),
             ("train", "tokvec", lambda: BPE.train(text, vocab_size)),
             ("train", "hf", lambda: train_hf_bpe(text, vocab_size)),

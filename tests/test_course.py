@@ -40,8 +40,9 @@ def markdown(nb):
     return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
 
 
-def test_there_are_chapters():
-    assert len(NOTEBOOKS) >= 2
+def test_the_chapters_are_numbered_in_reading_order():
+    numbers = [int(p.name[:2]) for p in NOTEBOOKS]
+    assert numbers == list(range(1, len(NOTEBOOKS) + 1)) and len(NOTEBOOKS) >= 10
 
 
 def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists():

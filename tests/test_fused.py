@@ -71,8 +71,10 @@ def test_interpreted_kernel_bfloat16_within_one_step_and_unbatched_ids():
 
 def test_bad_shapes_and_devices_are_refused():
     w, table = torch.zeros(5, 4), torch.zeros(3, 4)
-    with pytest.raises(ValueError, match="table must be"):
+    with pytest.raises(ValueError, match="T = 4 positions"):
         fused.fused_embedding(torch.zeros(1, 4, dtype=torch.long), w, table, 1.0)
+    with pytest.raises(ValueError, match="table must be"):
+        fused.fused_embedding(torch.zeros(1, 2, dtype=torch.long), w, torch.zeros(3, 5), 1.0, check=False)
     with pytest.raises(ValueError, match="shape"):
         fused.fused_embedding(torch.zeros(1, 1, 1, dtype=torch.long), w, table, 1.0)
     assert fused.fused_embedding(torch.zeros(2, 0, dtype=torch.long), w, table, 1.0).shape == (2, 0, 4)
@@ -103,3 +105,25 @@ def test_compiled_kernel_rounds_once_on_cuda(dtype, B, T, D):
     else:
         size = magnitude(ids, weight, table, math.sqrt(D))
         assert ((out.double() - ref).abs() <= 2 * step(size, torch.float32)).all()
+
+
+@pytest.mark.parametrize("bad", [-1, 5])
+def test_bad_ids_are_a_python_error_not_an_out_of_bounds_read(bad):
+    w, table = torch.zeros(5, 4), torch.zeros(3, 4)
+    with pytest.raises(IndexError, match=f"token id {bad} at index \\(0, 1\\) is out of range: valid ids are 0..4"):
+        fused.fused_embedding(torch.tensor([[0, bad]]), w, table, 1.0)
+
+
+def test_tensors_that_require_grad_are_refused_not_silently_detached():
+    w = torch.zeros(5, 4, requires_grad=True)
+    table = torch.zeros(3, 4)
+    with pytest.raises(ValueError, match="no backward"):
+        fused.fused_embedding(torch.tensor([1, 2]), w, table, 1.0)
+    with torch.no_grad():                       # no graph is being recorded: nothing to lose
+        assert fused.fused_embedding(torch.tensor([1, 2]), w, table, 1.0).shape == (2, 4)
+
+
+def test_kernel_is_a_module_level_triton_jit_function():
+    import triton
+
+    assert isinstance(fused._embedding_kernel, triton.runtime.JITFunction)

@@ -1,7 +1,7 @@
 """tokvec.arrays and tokvec.layers: the vectorized input layer equals the pure-Python reference.
 
-The reference implementations below are copied from the seed tutorials (credited on each) so the
-layer is tested against the code learners arrive with, not against a retyped version of itself.
+The layer is also tested against the source tutorials' own code (:mod:`tokvec.tutorials`), the
+code learners arrive with, not a retyped version of it.
 """
 
 import math
@@ -14,36 +14,14 @@ from hypothesis import strategies as st
 from torch import nn
 
 from tokvec import reference
-from tokvec.arrays import check_ids, embed_numpy, sinusoidal_table_numpy
-from tokvec.layers import LearnedPositionEmbedding, TransformerEmbedding, device, sinusoidal_table
+from tokvec.arrays import embed_numpy, sinusoidal_table_numpy
+from tokvec.layers import LearnedTransformerEmbedding, TransformerEmbedding, device, sinusoidal_table
+from tokvec.tutorials.tutorial_002 import positional_encoding
+from tokvec.tutorials.tutorial_004 import InputEmbeddings
+from tokvec.validate import check_ids
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="no CUDA GPU on this machine: GPU checks not run here")
-
-
-# --- the seeds' code, copied verbatim (comments trimmed) ------------------------------------
-
-class InputEmbeddings(nn.Module):
-    """Seed 004, "Embedding Layer from the Transformers architecture", cell In [4]."""
-
-    def __init__(self, d_model: int, vocab_size: int) -> None:
-        super().__init__()
-        self.d_model = d_model
-        self.vocab_size = vocab_size
-        self.embedding = nn.Embedding(vocab_size, d_model)
-
-    def forward(self, x):
-        return (self.embedding(x) * math.sqrt(self.d_model))
-
-
-def positional_encoding(seq_len, d_model):
-    """Seed 002, "Step 7: Define Positional Encoding Function", cell In [7]."""
-    pos_enc = torch.zeros(seq_len, d_model)
-    positions = torch.arange(seq_len, dtype=torch.float).unsqueeze(1)
-    div_term = torch.exp(torch.arange(0, d_model, 2).float() * -(torch.log(torch.tensor(10000.0)) / d_model))
-    pos_enc[:, 0::2] = torch.sin(positions * div_term)
-    pos_enc[:, 1::2] = torch.cos(positions * div_term)
-    return pos_enc
 
 
 # --- strategies ------------------------------------------------------------------------------
@@ -184,11 +162,42 @@ def test_bf16_layer_is_one_table_rounding_from_exact():
     assert torch.equal(layer.pe, exact.to(torch.bfloat16))
 
 
-def test_table_is_a_non_persistent_buffer():
+def test_table_is_neither_a_parameter_nor_saved():
     layer = TransformerEmbedding(20, 8, 10)
-    assert "pe" in dict(layer.named_buffers())
     assert set(layer.state_dict()) == {"token.weight"}
     assert [name for name, _ in layer.named_parameters()] == ["token.weight"]
+    assert torch.equal(layer.pe, sinusoidal_table(10, 8))
+
+
+def test_table_follows_a_dtype_change_made_through_a_parent_module():
+    """A container's .to() reaches the layer without calling its .to(): the table still follows."""
+    model = nn.Sequential(TransformerEmbedding(20, 8, 10)).eval()
+    assert model[0].pe.dtype == torch.float32
+    model.half().double()                       # float32 -> float16 -> float64 weights
+    assert torch.equal(model[0].pe, sinusoidal_table(10, 8, dtype=torch.float64))
+    out = model(torch.tensor([1, 2, 3]))
+    assert out.dtype == torch.float64
+
+
+def test_no_private_torch_api_is_overridden():
+    import inspect
+
+    from tokvec import layers
+    assert "_apply" not in vars(TransformerEmbedding)
+    assert "._apply" not in inspect.getsource(layers)
+
+
+def test_eval_forward_writes_into_the_gathered_rows_and_training_keeps_autograd():
+    layer = TransformerEmbedding(50, 8, 16, dropout=0.0)
+    ids = torch.tensor([[3, 1, 4, 1], [5, 9, 2, 6]])
+    with torch.no_grad():
+        expected = torch.add(layer.pe[:4], layer.token(ids), alpha=layer.scale)
+        assert torch.equal(layer(ids), expected)
+    out = layer(ids)                            # autograd on: the allocating form, same numbers
+    assert torch.equal(out.detach(), expected)
+    out.sum().backward()
+    counts = torch.bincount(ids.flatten(), minlength=50).double()
+    torch.testing.assert_close(layer.token.weight.grad.double().sum(1), counts * 8 * layer.scale)
 
 
 def test_padding_idx_row_is_zero_and_gets_no_gradient():
@@ -201,7 +210,7 @@ def test_padding_idx_row_is_zero_and_gets_no_gradient():
 
 
 def test_learned_variant_counts_parameters_and_refuses_longer_input():
-    learned = LearnedPositionEmbedding(100, 16, 32)
+    learned = LearnedTransformerEmbedding(100, 16, 32)
     sinus = TransformerEmbedding(100, 16, 32)
     count = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
     assert count(learned) - count(sinus) == 32 * 16
@@ -212,7 +221,7 @@ def test_learned_variant_counts_parameters_and_refuses_longer_input():
 
 def test_learned_variant_equals_its_definition():
     torch.manual_seed(1)
-    m = LearnedPositionEmbedding(30, 8, 12).eval()
+    m = LearnedTransformerEmbedding(30, 8, 12).eval()
     ids = torch.randint(0, 30, (2, 12))
     expected = m.token.weight[ids] + m.position.weight[torch.arange(12)]
     torch.testing.assert_close(m(ids), expected, rtol=0, atol=0)
@@ -243,7 +252,7 @@ BAD = [
 
 
 @pytest.mark.parametrize("ids,error,message", BAD)
-@pytest.mark.parametrize("cls", [TransformerEmbedding, LearnedPositionEmbedding])
+@pytest.mark.parametrize("cls", [TransformerEmbedding, LearnedTransformerEmbedding])
 def test_bad_ids_raise_clear_errors(cls, ids, error, message):
     layer = cls(10, 4, 8)
     with pytest.raises(error, match=message):
@@ -346,7 +355,7 @@ def test_init_std_one_gives_the_seeds_normal_init_and_padding_stays_zero():
 # --- every integer dtype: the int64 result, or a TypeError naming the dtype and the fix ------------
 
 @pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.uint8])
-@pytest.mark.parametrize("cls", [TransformerEmbedding, LearnedPositionEmbedding])
+@pytest.mark.parametrize("cls", [TransformerEmbedding, LearnedTransformerEmbedding])
 def test_small_integer_ids_give_the_int64_result(cls, dtype):
     torch.manual_seed(0)
     layer = cls(10, 4, 8).eval()
@@ -401,7 +410,7 @@ def test_layer_arguments_are_checked_up_front(kwargs, error, name):
         TransformerEmbedding(**args)
     if "base" not in kwargs:
         with pytest.raises(error, match=rf"^{name} "):
-            LearnedPositionEmbedding(**args)
+            LearnedTransformerEmbedding(**args)
 
 
 def test_table_refuses_an_integer_dtype():

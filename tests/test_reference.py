@@ -21,6 +21,7 @@ from tokvec.reference import (
     token_embedding,
     transpose,
 )
+from tokvec.tutorials.tutorial_003 import generate_positional_embedding_matrix
 
 dims = st.integers(min_value=1, max_value=9)
 finite = st.floats(min_value=-10, max_value=10, allow_nan=False)
@@ -90,26 +91,8 @@ SEED_003_EMBED_ROW_2 = [2.909297426825682, 1.8684984635126958, 2.992659792376599
                         2.524299153531099, 2.891637308018047]
 
 
-def seed_003_positional_matrix(d, l_max):
-    """Seed 003's generate_positional_embedding_matrix, copied unchanged (credited: seed 003)."""
-    from math import sin, cos
-
-    pos_matrix = {}
-    for t in range(l_max):
-        pos_vector = []
-        for i in range(d):
-            c = t / (l_max ** (i/d))
-            if i % 2 == 0:
-                v = sin(c)
-            else:
-                v = cos(c)
-            pos_vector.append(v)
-        pos_matrix[t] = pos_vector
-    return pos_matrix
-
-
 def test_seed_003_printed_table_is_its_own_buggy_formula_not_the_paper():
-    seed_table = seed_003_positional_matrix(10, 5)
+    seed_table = generate_positional_embedding_matrix(10, 5)
     assert seed_table[1] == SEED_003_POS_ROW_1  # the seed's code does print these numbers
     paper = column(paper_positions(10, 5), 1)
     assert paper[0] == pytest.approx(math.sin(1 / 5 ** 0.2))
@@ -117,7 +100,7 @@ def test_seed_003_printed_table_is_its_own_buggy_formula_not_the_paper():
 
 
 def test_seed_003_embed_outputs_on_its_own_inputs():
-    seed_table = seed_003_positional_matrix(10, 5)
+    seed_table = generate_positional_embedding_matrix(10, 5)
     W_e = transpose([[i] * 10 for i in range(3)])
     W_p = transpose([seed_table[t] for t in range(5)])
     e = embed([0, 1, 2], W_e, W_p)

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import threading
-from pathlib import Path
 from urllib.parse import urljoin, urlparse
 
 import pytest
@@ -192,7 +191,8 @@ def test_versions_page_matches_the_stored_outputs_and_the_pins():
     page = (ROOT / "versions.md").read_text(encoding="utf-8")
     produced = _table(page, "## What produced the stored outputs")
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):
-        first = next(c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+        first = next(c for c in nbformat.read(path, as_version=4).cells
+                     if c.cell_type == "code" and "versions()" in c.source)
         assert first.outputs, f"{path.name}: the versions cell has no stored output (run make outputs)"
         stored = ast.literal_eval(first.outputs[0]["data"]["text/plain"])
         assert stored == produced, f"{path.name} was run with {stored}, versions.md says {produced}"
@@ -200,7 +200,8 @@ def test_versions_page_matches_the_stored_outputs_and_the_pins():
                 if "==" in line and not line.startswith("#"))
     pins = {name.lower(): version for name, version in pins.items()}
     for name, version in _table(page, "## What built and tested the site").items():
-        assert pins[name.lower()] == version.split()[0], f"{name}: page {version}, requirements.txt {pins[name.lower()]}"
+        assert pins[name.lower()] == version.split()[0], (
+            f"{name}: page {version}, requirements.txt {pins[name.lower()]}")
     assert produced["torch"].split("+")[0] == pins["torch"]
     assert produced["numpy"] == pins["numpy"]
 
@@ -211,8 +212,11 @@ def test_publish_workflow_tests_builds_and_deploys():
     flow = yaml.safe_load((ROOT / ".github/workflows/publish.yml").read_text(encoding="utf-8"))
     steps = flow["jobs"]["test-and-build"]["steps"]
     runs = [s.get("run", "") for s in steps]
-    assert "make test" in runs and "make book" in runs
-    assert runs.index("make test") < runs.index("make book")
+    assert "make test TORCH=cpu" in runs and "make book TORCH=cpu" in runs
+    assert runs.index("make test TORCH=cpu") < runs.index("make book TORCH=cpu")
+    # the published chapters install from the repository they are built from, not a placeholder
+    fill = 'python tools/install_cell.py --url "https://github.com/${GITHUB_REPOSITORY}"'
+    assert fill in runs and runs.index(fill) < runs.index("make test TORCH=cpu")
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact"))
     assert upload["with"]["path"] == "_build/html"
     assert flow["jobs"]["deploy"]["steps"][0]["uses"].startswith("actions/deploy-pages")
@@ -270,3 +274,34 @@ def test_print_view_shows_the_article_without_the_navigation(visit):
         assert loc.count() == 0 or not loc.first.is_visible(), f"{selector} is printed"
     fits = v.page.evaluate("document.body.scrollWidth <= window.innerWidth + 1")
     assert fits, "the printed page is wider than the paper"
+
+
+_VISIBLE_SEARCH = """() => [...document.querySelectorAll(
+    '.search-button-field, .search-button, input[type=search]')]
+  .filter(e => e.offsetParent !== null && e.getBoundingClientRect().width > 0).length"""
+
+
+@needs_chromium
+def test_one_search_box_at_every_width(visit):
+    v, _ = visit("chapters/05_positional_embedding.html")
+    for width in (1280, 1024, 420):
+        v.page.set_viewport_size({"width": width, "height": 900})
+        assert v.page.evaluate(_VISIBLE_SEARCH) == 1, f"not exactly one search box at {width} px"
+
+
+_SCROLLING_CODE = """() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);   // folded solutions too
+  return [...document.querySelectorAll('div.cell_input div.highlight pre')]
+    .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth + 1)
+    .map(e => Math.max(...e.innerText.split('\\n').map(l => l.length)));
+}"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("docname", [p for p in PAGES if p.startswith("chapters/")])
+def test_no_code_cell_scrolls_sideways(visit, docname):
+    """Every code line (at most 88 characters, tests/test_course.py) fits the code column of a
+    1280-pixel-wide window, folded solutions included."""
+    v, _ = visit(f"{docname}.html")
+    assert v.page.locator("div.cell_input div.highlight pre").count() > 5
+    assert v.page.evaluate(_SCROLLING_CODE) == []

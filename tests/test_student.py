@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tokvec.student import TODO_TAG, main, student_notebook
+from tokvec.course.student import TODO_TAG, main, student_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -54,6 +54,7 @@ def test_unclosed_solution_is_an_error():
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+@pytest.mark.slow
 def test_student_notebook_runs_with_only_todo_cells_failing(path):
     source = nbformat.read(path, as_version=4)
     nb = student_notebook(source)

@@ -1,6 +1,6 @@
 """A fused input-layer kernel in Triton: ``out = weight[ids] * scale + table[:T]`` in one pass.
 
-For the planned chapter "Making it fast" (issue 7). The seeds' eager expression runs three
+For the planned chapter "Making it fast". The source tutorials' eager expression runs three
 kernels (gather, multiply, add) and moves the output-sized tensor through memory six times;
 this kernel reads each table row once, reads each positional tile once and reuses it across the
 whole batch, and writes each output element once (:mod:`tokvec.roofline` counts the bytes).
@@ -10,8 +10,11 @@ whole batch, and writes each output element once (:mod:`tokvec.roofline` counts 
 * Grid: one program per (block of positions, block of features). It loads its positional tile,
   then loops over the batch, gathering ``BLOCK_T`` rows of ``BLOCK_D`` contiguous features each
   (contiguous loads that the compiler can vectorize).
-* The kernel does not check ids: callers check them first (:func:`tokvec.arrays.check_ids`),
-  which is what :class:`tokvec.layers.TransformerEmbedding` does.
+* :func:`fused_embedding` checks the ids first (:func:`tokvec.validate.check_ids`): a bad id is a
+  Python error, never an out-of-bounds read on the GPU.
+* Forward only: there is no backward, so tensors that require gradients are refused (use
+  :class:`tokvec.layers.TransformerEmbedding` to train). :class:`~tokvec.layers.TransformerEmbedding`
+  never calls this kernel by itself.
 
 Triton compiles for CUDA GPUs. Without one, ``interpret=True`` runs the same kernel in Triton's
 interpreter on CPU tensors: far too slow for real use, but it lets the tests check the kernel's
@@ -20,6 +23,8 @@ needs a GPU (see ``benchmarks/README.md``).
 """
 
 import torch
+
+from tokvec.validate import check_ids
 
 try:                                   # triton ships for Linux x86-64 only; elsewhere: no fused path
     import triton
@@ -38,8 +43,8 @@ def available(device: torch.device | str | None = None) -> bool:
     return torch.cuda.is_available() and (device is None or device.type == "cuda")
 
 
-# The kernel (plain Python until compiled by triton.jit or run by Triton's interpreter).
 if triton is not None:
+    @triton.jit
     def _embedding_kernel(ids_ptr, weight_ptr, table_ptr, out_ptr, B, T, D, scale,
                           BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
         pid_t = tl.program_id(0)
@@ -56,31 +61,45 @@ if triton is not None:
             tl.store(out, val.to(out_ptr.dtype.element_ty), mask=mask)               # the one rounding
 
 
-_compiled = {}
+_interpreted = None
 
 
 def _kernel(interpret: bool):
+    """The compiled kernel, or the same Python function run by Triton's interpreter (CPU)."""
+    global _interpreted
     if triton is None:
-        raise RuntimeError("the fused kernel needs Triton (Linux x86-64: pip install triton); "
-                           "use the eager path, TransformerEmbedding does so automatically")
-    if interpret not in _compiled:
-        if interpret:
-            from triton.runtime.interpreter import InterpretedFunction
-            _compiled[interpret] = InterpretedFunction(_embedding_kernel)
-        else:
-            _compiled[interpret] = triton.jit(_embedding_kernel)
-    return _compiled[interpret]
+        raise RuntimeError("the fused kernel needs Triton, which comes with PyTorch's CUDA build on "
+                           "Linux (pip install triton); without it, use TransformerEmbedding")
+    if not interpret:
+        return _embedding_kernel
+    if _interpreted is None:
+        from triton.runtime.interpreter import InterpretedFunction
+        _interpreted = InterpretedFunction(_embedding_kernel.fn)
+    return _interpreted
 
 
 def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor, scale: float, *,
-                    block_t: int = 16, block_d: int = 256, interpret: bool | None = None) -> torch.Tensor:
-    """``weight[ids] * scale + table[:T]`` in one kernel; ids ``(T,)`` or ``(B, T)``, valid already.
+                    block_t: int = 16, block_d: int = 256, interpret: bool | None = None,
+                    check: bool = True) -> torch.Tensor:
+    """``weight[ids] * scale + table[:T]`` in one kernel; ids ``(T,)`` or ``(B, T)``.
 
     ``weight`` is ``(N_V, d)`` and gives the output dtype; ``table`` is ``(>= T, d)``, best in
     float32 or float64 so that the only rounding is the final one. ``interpret`` defaults to
-    True for CPU tensors (Triton's interpreter) and False on a GPU.
+    True for CPU tensors (Triton's interpreter) and False on a GPU. Forward only: ``weight`` or
+    ``table`` requiring gradients is an error while autograd is recording. ``check=False`` skips
+    the id check (one reduction and one read-back); only for ids already checked, as the GPU
+    benchmark does to time the kernel alone.
     """
-    if ids.dim() not in (1, 2):
+    if torch.is_grad_enabled() and (weight.requires_grad or table.requires_grad):
+        raise ValueError("fused_embedding has no backward: gradients would be silently lost. Call it "
+                         "under torch.no_grad() / torch.inference_mode(), or train with "
+                         "tokvec.layers.TransformerEmbedding")
+    if weight.dim() != 2 or table.dim() != 2:
+        raise ValueError(f"weight must be (N_V, d) and table (l_max, d), got shapes {tuple(weight.shape)} "
+                         f"and {tuple(table.shape)}")
+    if check:
+        check_ids(ids, weight.shape[0], table.shape[0])
+    elif ids.dim() not in (1, 2):
         raise ValueError(f"ids must have shape (T,) or (B, T), got {tuple(ids.shape)}")
     batched = ids.dim() == 2
     ids2 = (ids if batched else ids.unsqueeze(0)).contiguous()     # (B, T)

@@ -2,7 +2,7 @@
 
 Taught in chapter 8, "From loops to tensors" (``08_loops_to_tensors``: :func:`device`,
 :func:`sinusoidal_table`) and chapter 9, "The TransformerEmbedding layer"
-(``09_transformer_embedding``: :class:`TransformerEmbedding`, :class:`LearnedPositionEmbedding`).
+(``09_transformer_embedding``: :class:`TransformerEmbedding`, :class:`LearnedTransformerEmbedding`).
 
 Shapes follow PyTorch: ``nn.Embedding(N_V, d).weight`` is ``(N_V, d)``, the paper's ``W_e``
 transposed; the positional table is ``(max_len, d)``, the paper's ``W_p`` transposed.
@@ -16,9 +16,10 @@ import torch
 from torch import nn
 
 from tokvec import validate
-from tokvec.arrays import check_ids, sinusoidal_table_numpy
+from tokvec.arrays import sinusoidal_table_numpy
+from tokvec.validate import check_ids
 
-__all__ = ["LearnedPositionEmbedding", "TransformerEmbedding", "device", "sinusoidal_table"]
+__all__ = ["LearnedTransformerEmbedding", "TransformerEmbedding", "device", "sinusoidal_table"]
 
 
 def device() -> torch.device:
@@ -63,7 +64,7 @@ def _check_layer_args(vocab_size, d_model, max_len, dropout, padding_idx, dtype)
 
 
 def _lookup_ids(ids, vocab_size: int, max_len: int, weight: torch.Tensor):
-    """Check ``ids`` (:func:`tokvec.arrays.check_ids`) against a layer's table; return ``(T, ids)``.
+    """Check ``ids`` (:func:`tokvec.validate.check_ids`) against a layer's table; return ``(T, ids)``.
 
     Ids must be a tensor on the table's device (a NumPy array or another device is an error that
     says how to move it). int8, int16 and uint8 ids are accepted and widened to int64 for the
@@ -87,25 +88,22 @@ class TransformerEmbedding(nn.Module):
     """The input layer of Vaswani et al. (2017): ``dropout(emb(ids) * sqrt(d_model) + PE[:T])``.
 
     * ``emb`` is one ``nn.Embedding(vocab_size, d_model)`` (``padding_idx`` is passed through);
-    * ``PE`` is the sinusoidal table, a non-persistent buffer: it moves with ``.to()`` but is not
-      saved in the ``state_dict`` (it is a formula, not a parameter);
+    * ``PE`` is the sinusoidal table, :attr:`pe`: not a parameter and not in the ``state_dict``
+      (it is a formula, not something learned), always in the dtype and on the device of
+      ``emb.weight``;
     * dropout is active only in ``train()`` mode.
 
     ``ids`` has shape ``(T,)`` or ``(B, T)``; the output is ``(T, d_model)`` or ``(B, T, d_model)``
     in the module's dtype (a bfloat16 module gives bfloat16, never a silent float32). Every call
-    checks the ids first (:func:`tokvec.arrays.check_ids`), on every device, so a bad id is a
+    checks the ids first (:func:`tokvec.validate.check_ids`), on every device, so a bad id is a
     Python error that names it, never a wrapped-around row or a device-side assert.
-
-    When the module changes dtype or device (``.to``, ``.double()``, ``.cuda()``, ...) the table
-    is rebuilt from float64 rather than cast from its previous dtype, so it is always one
-    rounding away from the true values.
 
     The token table starts as ``N(0, d_model ** -0.5)``, the initialization that comes with the
     ``sqrt(d_model)`` factor in the Transformer's reference code (tensor2tensor) and in fairseq:
     after the factor, each entry of the token part has standard deviation 1, like the entries of
     the sinusoidal table, so neither part drowns the other (chapters 3 and 9). ``init_std=1.0``
-    gives ``nn.Embedding``'s default ``N(0, 1)`` instead, as in the seeds' code; to use trained
-    or the seeds' weights, copy them in: ``layer.token.weight.data.copy_(weight)``.
+    gives ``nn.Embedding``'s default ``N(0, 1)`` instead, as in the source tutorials; to use
+    trained or the tutorials' weights, copy them in: ``layer.token.weight.data.copy_(weight)``.
     """
 
     def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1, *,
@@ -129,29 +127,41 @@ class TransformerEmbedding(nn.Module):
             self.token.weight.normal_(0.0, init_std)
             if padding_idx is not None:
                 self.token.weight[padding_idx].zero_()
-        w = self.token.weight
-        self.register_buffer("pe", sinusoidal_table(max_len, d_model, base, dtype=w.dtype, device=w.device),
-                             persistent=False)                                  # (max_len, d)
+        self._pe = None                                          # (key, table), built on first use
         self.dropout = nn.Dropout(dropout)
 
-    def _apply(self, fn, *args, **kwargs):
-        # .to(), .cuda(), .double(), .bfloat16() all end here: rebuild PE from float64, one rounding.
-        super()._apply(fn, *args, **kwargs)
-        self.pe = sinusoidal_table(self.max_len, self.d_model, self.base, dtype=self.pe.dtype, device=self.pe.device)
-        return self
+    @property
+    def pe(self) -> torch.Tensor:
+        """The ``(max_len, d_model)`` sinusoidal table in the dtype and on the device of the weights.
+
+        Built from float64 and rounded once, whenever the module's dtype or device has changed
+        since the last call (``.to``, ``.double()``, ``.cuda()``, ... of this module or of a model
+        that contains it), so it is always one rounding away from the true values, never a
+        float32 table cast again. Not a buffer, so nothing is cast twice and the ``state_dict``
+        holds only the weights.
+        """
+        w = self.token.weight
+        key = (w.dtype, w.device)
+        if self._pe is None or self._pe[0] != key:
+            self._pe = (key, sinusoidal_table(self.max_len, self.d_model, self.base, dtype=w.dtype,
+                                              device=w.device))
+        return self._pe[1]
 
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         T, ids = _lookup_ids(ids, self.vocab_size, self.max_len, self.token.weight)
-        x = self.token(ids)                                  # (B, T, d) or (T, d)
-        x = torch.add(self.pe[:T], x, alpha=self.scale)      # PE + sqrt(d) * x, one kernel, (B, T, d)
+        x = self.token(ids)                                  # (B, T, d) or (T, d), a new tensor
+        if x.requires_grad:                                  # autograd cannot differentiate out=
+            x = torch.add(self.pe[:T], x, alpha=self.scale)  # PE + sqrt(d) * x, one operation
+        else:                                                # no autograd: the same operation,
+            torch.add(self.pe[:T], x, alpha=self.scale, out=x)   # written into the gathered rows
         return self.dropout(x)
 
     def extra_repr(self) -> str:
         return f"vocab_size={self.vocab_size}, d_model={self.d_model}, max_len={self.max_len}, base={self.base}"
 
 
-class LearnedPositionEmbedding(nn.Module):
-    """The GPT-2 style input layer: ``dropout(tok(ids) + pos(arange(T)))`` with learned positions.
+class LearnedTransformerEmbedding(nn.Module):
+    """The input layer with learned positions, as in GPT-2: ``dropout(tok(ids) + pos(arange(T)))``.
 
     Two ``nn.Embedding`` tables, ``(vocab_size, d_model)`` for tokens and ``(max_len, d_model)``
     for positions, both trained; no ``sqrt(d_model)`` scaling. Positions past ``max_len`` have no

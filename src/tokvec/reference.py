@@ -22,10 +22,10 @@ import random
 from decimal import Decimal, localcontext
 
 from tokvec import validate
+from tokvec.validate import check_index
 
 __all__ = [
     "Matrix",
-    "check_index",
     "column",
     "embed",
     "frequencies",
@@ -48,18 +48,6 @@ _TWO_PI = Decimal("6.28318530717958647692528676655900576839433879875021164194988
 
 # --- checks: every bad input names the value, the valid range and the fix ---------------------
 
-def check_index(value: object, size: int, what: str, fix: str) -> int:
-    """Return ``value`` if it is an int in ``0 .. size-1``; otherwise raise a helpful error.
-
-    Negative values are errors, never counted from the end as Python lists would.
-    """
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{what} must be an int in 0..{size - 1}, got {type(value).__name__} {value!r:.40}")
-    if not 0 <= value < size:
-        raise IndexError(f"{what} {value} is out of range: valid values are 0..{size - 1}; {fix}")
-    return int(value)
-
-
 def shape(M: Matrix, name: str = "matrix") -> tuple[int, int]:
     """``(rows, columns)`` of a non-empty rectangular list of rows; anything else is an error."""
     if not isinstance(M, (list, tuple)) or not M:
@@ -78,9 +66,6 @@ def shape(M: Matrix, name: str = "matrix") -> tuple[int, int]:
     return len(M), cols
 
 
-_check_positive_int = validate.positive_int
-
-
 # --- small linear algebra on lists -------------------------------------------------------------
 
 def column(M: Matrix, j: int) -> list[float]:
@@ -96,7 +81,7 @@ def transpose(M: Matrix) -> Matrix:
 
 def one_hot(v: int, N_V: int) -> list[float]:
     """The vector of length ``N_V`` with 1.0 at index ``v`` and 0.0 elsewhere (chapter 3)."""
-    N_V = _check_positive_int(N_V, "N_V")
+    N_V = validate.positive_int(N_V, "N_V")
     validate.table_size(1, N_V, ("1", "N_V"), validate.PYTHON_TABLE_LIMIT)
     v = check_index(v, N_V, "token id v", "ids index the vocabulary")
     return [1.0 if j == v else 0.0 for j in range(N_V)]
@@ -120,7 +105,7 @@ def random_matrix(rows: int, cols: int, *, seed: int, std: float = 1.0) -> Matri
     PyTorch's ``nn.Embedding`` default; the seed makes every run print the same numbers.
     Taught in chapter 3, "The embedding matrix".
     """
-    rows, cols = _check_positive_int(rows, "rows"), _check_positive_int(cols, "cols")
+    rows, cols = validate.positive_int(rows, "rows"), validate.positive_int(cols, "cols")
     validate.table_size(rows, cols, ("rows", "cols"), validate.PYTHON_TABLE_LIMIT)
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
         raise TypeError(f"seed must be an int, got {type(seed).__name__} {seed!r:.40}")
@@ -162,7 +147,8 @@ def positional_embedding(t: int, W_p: Matrix) -> list[float]:
     sinusoidal table can be rebuilt longer (chapter 5, "Algorithm 2", shows when that is safe).
     """
     d_e, l_max = shape(W_p, "W_p")
-    t = check_index(t, l_max, "position t", f"W_p has l_max = {l_max} columns; use a longer table or a shorter sequence")
+    t = check_index(t, l_max, "position t",
+                    f"W_p has l_max = {l_max} columns; use a longer table or a shorter sequence")
     return column(W_p, t)
 
 
@@ -181,8 +167,12 @@ def embed(x: list[int], W_e: Matrix, W_p: Matrix) -> list[list[float]]:
     if len(x) > l_max:
         raise ValueError(f"the sequence has T = {len(x)} tokens but W_p only covers positions 0..{l_max - 1} "
                          f"(l_max = {l_max}); truncate the sequence or build W_p with l_max >= {len(x)}")
-    return [[e + p for e, p in zip(token_embedding(v, W_e), positional_embedding(t, W_p))]
-            for t, v in enumerate(x)]
+    # Everything is checked once, here, not once per token (then Algorithms 1 and 2 are just
+    # column(W_e, v) and column(W_p, t), as in token_embedding and positional_embedding).
+    N_V = len(W_e[0])
+    x = [check_index(v, N_V, "token id v", f"W_e has N_V = {N_V} columns, one per token of the vocabulary")
+         for v in x]
+    return [[e + p for e, p in zip(column(W_e, v), column(W_p, t))] for t, v in enumerate(x)]
 
 
 # --- the hard-coded sinusoidal W_p -------------------------------------------------------------
@@ -193,7 +183,7 @@ def frequencies(d_e: int, base: float = 10000.0, *, first_i: int = 0) -> list[fl
     ``ceil(d_e / 2)`` values: rows ``2k`` and ``2k+1`` of the table share ``omega`` number ``k``.
     Taught in chapter 6, "Why sinusoids work".
     """
-    d_e = _check_positive_int(d_e, "d_e")
+    d_e = validate.positive_int(d_e, "d_e")
     validate.table_size(1, d_e, ("1", "d_e"), validate.PYTHON_TABLE_LIMIT)
     base = validate.base(base)
     if isinstance(first_i, bool) or not isinstance(first_i, int) or first_i < 0:
@@ -209,7 +199,7 @@ def _sinusoid_table(d_e: int, l_max: int, base: float, first_i: int) -> Matrix:
     is worth 3.6e-12), and the sine inherits that error; reduced exactly, every entry is within
     about 1e-16 of the true value.
     """
-    d_e, l_max = _check_positive_int(d_e, "d_e"), _check_positive_int(l_max, "l_max")
+    d_e, l_max = validate.positive_int(d_e, "d_e"), validate.positive_int(l_max, "l_max")
     validate.table_size(d_e, l_max, ("d_e", "l_max"), validate.PYTHON_TABLE_LIMIT)
     frequencies(d_e, base, first_i=first_i)  # validates base
     base = float(base)
@@ -249,8 +239,8 @@ def paper_positions(d_e: int, l_max: int) -> Matrix:
     at position 0 and differ only in their frequencies. Because the base is ``l_max``, a longer
     table changes every frequency: chapter 5, "Algorithm 2", measures what that does.
     """
-    l_max = _check_positive_int(l_max, "l_max")
-    validate.table_size(_check_positive_int(d_e, "d_e"), l_max, ("d_e", "l_max"), validate.PYTHON_TABLE_LIMIT)
+    l_max = validate.positive_int(l_max, "l_max")
+    validate.table_size(validate.positive_int(d_e, "d_e"), l_max, ("d_e", "l_max"), validate.PYTHON_TABLE_LIMIT)
     if l_max < 2:
         raise ValueError(f"paper_positions uses l_max as the base, which must be > 1; got l_max = {l_max}")
     return _sinusoid_table(d_e, l_max, float(l_max), first_i=1)

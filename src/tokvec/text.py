@@ -304,7 +304,7 @@ class BPE:
         self._cache: dict[str, list[str]] = {}
 
     @classmethod
-    def train(cls, corpus: str, vocab_size: int, *, min_frequency: int = 2, lowercase: bool = False) -> "BPE":
+    def train(cls, corpus: str, vocab_size: int, *, min_frequency: int = 2, lowercase: bool = False) -> BPE:
         """Learn merges from ``corpus`` until the vocabulary holds ``vocab_size`` symbols.
 
         The vocabulary is the alphabet plus one new symbol a merge. Training stops early when

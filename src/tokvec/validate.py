@@ -1,4 +1,7 @@
-"""Checks of arguments, shared by every module on the data path.
+"""Every input check of the data path, in one place: sizes, bases, dtypes, indices and token ids.
+
+Used by :mod:`tokvec.reference` (``check_index``, chapter 4), :mod:`tokvec.arrays` and
+:mod:`tokvec.layers` (``check_ids``, chapters 8 and 9), :mod:`tokvec.text` and :mod:`tokvec.vocab`.
 
 A bad argument is refused up front with an error that names the argument, the value, the valid
 range and the fix, never a generic Python error from deep inside (``math domain error``,
@@ -11,8 +14,10 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["ARRAY_TABLE_LIMIT", "PYTHON_TABLE_LIMIT", "base", "flag", "floating_dtype",
-           "positive_int", "probability", "table_size"]
+import numpy as np
+
+__all__ = ["ARRAY_TABLE_LIMIT", "PYTHON_TABLE_LIMIT", "base", "check_ids", "check_index", "flag",
+           "floating_dtype", "positive_int", "probability", "table_size", "torch_aminmax"]
 
 
 def positive_int(value: object, name: str) -> int:
@@ -102,3 +107,85 @@ def flag(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r:.40}")
     return value
+
+
+# --- one index, one batch of ids ----------------------------------------------------------------
+
+def check_index(value: object, size: int, what: str, fix: str) -> int:
+    """Return ``value`` if it is an int in ``0 .. size-1``; otherwise raise a helpful error.
+
+    Negative values are errors, never counted from the end as Python lists would.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{what} must be an int in 0..{size - 1}, got {type(value).__name__} {value!r:.40}")
+    if not 0 <= value < size:
+        raise IndexError(f"{what} {value} is out of range: valid values are 0..{size - 1}; {fix}")
+    return int(value)
+
+
+def _integer_dtype(ids) -> bool:
+    """True for NumPy and PyTorch integer dtypes (bool is not an integer here)."""
+    dtype = ids.dtype
+    if isinstance(dtype, np.dtype):
+        return np.issubdtype(dtype, np.integer)
+    # a torch.dtype: integer means neither floating, nor complex, nor bool
+    return not (dtype.is_floating_point or dtype.is_complex or str(dtype) == "torch.bool")
+
+
+def check_ids(ids, vocab_size: int, max_len: int):
+    """Check a batch of token ids before any lookup; return ``(B, T)`` (``B`` is None for rank 1).
+
+    ``ids`` is a NumPy array or a PyTorch tensor of integers, of shape ``(T,)`` or ``(B, T)``,
+    with every id in ``0 .. vocab_size-1`` and ``T <= max_len``. Anything else raises an error
+    that names the value, the valid range and the fix. Negative ids are errors: they would
+    silently wrap around in NumPy and crash the process on a GPU.
+
+    On a GPU the range check reads two numbers back to the CPU (one ``aminmax`` reduction): that
+    synchronisation is the price of a Python error instead of a device-side assert.
+    """
+    vocab_size = positive_int(vocab_size, "vocab_size")
+    max_len = positive_int(max_len, "max_len")
+    if not (hasattr(ids, "dtype") and hasattr(ids, "shape")):
+        raise TypeError(f"ids must be an integer array or tensor of shape (T,) or (B, T), got "
+                        f"{type(ids).__name__} {ids!r:.40}; wrap it, e.g. torch.tensor(ids) or np.asarray(ids)")
+    if not _integer_dtype(ids):
+        raise TypeError(f"ids must have an integer dtype, got {ids.dtype}; token ids are row numbers, "
+                        f"convert with ids.long() (PyTorch) or ids.astype(np.int64) (NumPy)")
+    if str(ids.dtype) in _TORCH_UNSIGNED_WIDE:
+        raise TypeError(f"ids have dtype {ids.dtype}, which PyTorch can store but not compare or look up "
+                        f"with; convert with ids.to(torch.int64) (every valid id is far below 2**63)")
+    if ids.ndim not in (1, 2):
+        raise ValueError(f"ids must have shape (T,) or (B, T), got shape {tuple(ids.shape)} (rank {ids.ndim}); "
+                         f"reshape it, e.g. ids.reshape(-1, ids.shape[-1])")
+    T = ids.shape[-1]
+    if max_len < T:
+        raise ValueError(f"the sequence has T = {T} positions but the table covers 0..{max_len - 1} "
+                         f"(max_len = {max_len}); truncate the input or build the layer with max_len >= {T}")
+    B = None if ids.ndim == 1 else ids.shape[0]
+    if (ids.size if isinstance(ids, np.ndarray) else ids.numel()) == 0:
+        return B, T                                                    # nothing to look up
+    if isinstance(ids, np.ndarray):
+        low, high = int(ids.min()), int(ids.max())
+    elif ids.device.type == "meta":
+        return B, T                          # a meta tensor has a shape but no values to check
+    else:
+        low, high = torch_aminmax(ids)       # one reduction, one sync on a GPU
+    if low < 0 or high >= vocab_size:
+        bad = low if low < 0 else high
+        where = tuple(int(i) for i in (np.argwhere(ids == bad)[0] if isinstance(ids, np.ndarray)
+                                       else (ids == bad).nonzero()[0]))
+        raise IndexError(f"token id {bad} at index {where} is out of range: valid ids are 0..{vocab_size - 1} "
+                         f"(vocab_size = {vocab_size}); map unknown tokens to <unk> when encoding, "
+                         f"or build the layer with a larger vocab_size")
+    return B, T
+
+
+# PyTorch's "limited support" unsigned types: no aminmax, no comparison, no lookup.
+_TORCH_UNSIGNED_WIDE = {"torch.uint16", "torch.uint32", "torch.uint64"}
+
+
+def torch_aminmax(ids) -> tuple[int, int]:
+    """The smallest and largest id of a tensor, read back to the CPU in one transfer (one sync)."""
+    import torch
+
+    return tuple(torch.stack(ids.aminmax()).tolist())

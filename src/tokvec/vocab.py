@@ -109,7 +109,7 @@ class Vocabulary:
 
     @classmethod
     def from_corpus(cls, tokens: Iterable[str], *, min_count: int = 1, max_size: int | None = None,
-                    specials: Sequence[str] = SPECIALS, unk_token: str | None = UNK) -> "Vocabulary":
+                    specials: Sequence[str] = SPECIALS, unk_token: str | None = UNK) -> Vocabulary:
         """Build a vocabulary from a stream of tokens, most frequent first.
 
         Tokens seen fewer than ``min_count`` times are left out (they will map to ``unk_token``).
@@ -262,7 +262,7 @@ class Vocabulary:
             raise
 
     @classmethod
-    def load(cls, path: str | Path) -> "Vocabulary":
+    def load(cls, path: str | Path) -> Vocabulary:
         """Read a vocabulary written by :meth:`save`.
 
         The content is checked against the SHA-256 stored in the file, so a changed or damaged

@@ -1,10 +1,10 @@
-"""tokvec.roofline: the byte counts behind the GPU targets of issue 7."""
+"""tokvec.bench.roofline: the byte counts behind the GPU targets."""
 
 import pytest
 
-from tokvec.roofline import bytes_moved, min_time_ms
+from tokvec.bench.roofline import bytes_moved, min_time_ms
 
-BIG = (64, 2048, 4096)                       # B, T, d of issue 7's headline configuration
+BIG = (64, 2048, 4096)                       # B, T, d of the largest GPU configuration
 
 
 def test_fused_moves_about_2_17_gb_and_takes_at_least_0_65_ms_at_3_35_tb_s():
@@ -36,7 +36,7 @@ def test_bad_arguments(kwargs, message):
     args = {"batch": 1, "seq_len": 1, "d_model": 1, **kwargs}
     with pytest.raises(ValueError, match=message):
         bytes_moved(**args)
-    with pytest.raises(ValueError, match="positive"):
+    with pytest.raises(ValueError, match="batch must be an int >= 1"):
         bytes_moved(0, 1, 1)
     with pytest.raises(ValueError, match="positive"):
         min_time_ms(10, 0)

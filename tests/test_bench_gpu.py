@@ -1,4 +1,4 @@
-"""python -m tokvec.bench kernels: what the GPU benchmark measures, checked on the CPU.
+"""python -m tokvec.bench kernels (tokvec.bench.gpu): what the GPU benchmark measures, checked on the CPU.
 
 No GPU numbers are produced or asserted here; the tests run the same code path on tiny CPU
 configurations to check the records, the byte accounting and the command line.
@@ -9,8 +9,9 @@ import json
 import pytest
 import torch
 
-from tokvec import bench, kernelbench
-from tokvec.roofline import bytes_moved
+from tokvec.bench import __main__ as bench_cli
+from tokvec.bench import gpu as kernelbench
+from tokvec.bench.roofline import bytes_moved
 
 KEYS = {"device", "torch", "impl", "dtype", "batch", "seq_len", "d_model", "vocab_size", "median_ms", "gbps"}
 
@@ -49,7 +50,7 @@ def test_unknown_implementation_is_refused():
 
 def test_cli_writes_a_list_of_records(tmp_path):
     out = tmp_path / "k.json"
-    bench.main(["kernels", "--device", "cpu", "--configs", "tiny", "--impls", "eager", "copy",
+    bench_cli.main(["kernels", "--device", "cpu", "--configs", "tiny", "--impls", "eager", "copy",
                 "--repeats", "2", "--warmup", "0", "--out", str(out)])
     data = json.loads(out.read_text())
     assert isinstance(data, list) and len(data) == 4 and all(set(r) == KEYS for r in data)
@@ -59,7 +60,7 @@ def test_cli_refuses_cuda_without_a_gpu():
     if torch.cuda.is_available():
         pytest.skip("a CUDA GPU is present")
     with pytest.raises(SystemExit):
-        bench.main(["kernels"])
+        bench_cli.main(["kernels"])
 
 
 def test_a_wrong_compiled_result_is_refused_before_timing(monkeypatch):

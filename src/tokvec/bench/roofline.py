@@ -1,13 +1,13 @@
 """How many bytes the input layer must move, and the fastest time that allows (a roofline).
 
-For the planned chapter "Making it fast" (issue 7, not yet written: it needs a GPU to measure).
+For the planned chapter "Making it fast" (not yet written: it needs a GPU to measure).
 The forward pass ``emb(ids) * sqrt(d) + PE[:T]`` does almost no arithmetic per byte, so memory
 traffic, not FLOPs, bounds its time: ``time >= bytes / bandwidth``. These functions count the
 *algorithmic* bytes of each way of computing it:
 
 * ``fused``: one pass; read the ids, one table row per token and the positional tile once (it is
   reused across the batch), write the output once;
-* ``eager``: the three kernels of the seeds' expression; the gather reads the rows and writes a
+* ``eager``: the three kernels of the source tutorials' expression; the gather reads the rows and writes a
   temporary, the multiply reads it and writes another, and the add reads that and the positional
   tile and writes the output: six tensor-sized passes instead of two;
 * ``copy``: ``out.copy_(src)`` of an output-sized tensor, one read and one write: the practical
@@ -16,22 +16,19 @@ traffic, not FLOPs, bounds its time: ``time >= bytes / bandwidth``. These functi
 
 from __future__ import annotations
 
+from tokvec import validate
+
 __all__ = ["DTYPE_BYTES", "bytes_moved", "min_time_ms"]
 
 #: Bytes per element of the dtypes the benchmarks use.
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
 
 
-def _size(batch: int, seq_len: int, d_model: int) -> None:
-    for name, value in (("batch", batch), ("seq_len", seq_len), ("d_model", d_model)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
-
-
 def bytes_moved(batch: int, seq_len: int, d_model: int, dtype: str = "bfloat16", *,
                 impl: str = "fused", id_bytes: int = 8) -> int:
     """Algorithmic bytes read and written by one forward pass of ``impl`` (fused, eager or copy)."""
-    _size(batch, seq_len, d_model)
+    for name, value in (("batch", batch), ("seq_len", seq_len), ("d_model", d_model)):
+        validate.positive_int(value, name)
     if dtype not in DTYPE_BYTES:
         raise ValueError(f"dtype must be one of {sorted(DTYPE_BYTES)}, got {dtype!r}")
     e = DTYPE_BYTES[dtype]

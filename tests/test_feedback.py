@@ -1,4 +1,4 @@
-"""tokvec.check: each diagnosis is given for the mistake it names, and only a right answer passes."""
+"""tokvec.course.feedback: each diagnosis is given for the mistake it names, and only a right answer passes."""
 
 import math
 
@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from tokvec import Vocabulary, check
+from tokvec import Vocabulary
 from tokvec.arrays import sinusoidal_table_numpy as table
+from tokvec.course import feedback
 
 L, D = 12, 8
 REF = table(L, D)
@@ -22,13 +23,13 @@ def assert_verdict(fb, expected):
 
 
 def test_feedback_is_truthy_only_when_right():
-    assert check.Feedback(True, "x") and not check.Feedback(False, "x")
-    assert str(check.Feedback(False, "m")) == "Not yet: m"
+    assert feedback.Feedback(True, "x") and not feedback.Feedback(False, "x")
+    assert str(feedback.Feedback(False, "m")) == "Not yet: m"
 
 
 @pytest.mark.parametrize("answer", [REF, REF.tolist(), torch.from_numpy(REF).float()])
 def test_right_table_passes_in_any_container(answer):
-    fb = check.sinusoidal_table(answer)
+    fb = feedback.on_sinusoidal_table(answer)
     assert fb.ok and "all 12 positions x 8 columns" in fb.message
 
 
@@ -48,14 +49,14 @@ def _with(columns, values):
     (np.ones((3,)), "must be 2-D"),
 ])
 def test_table_mistakes_are_named(answer, expected):
-    fb = check.sinusoidal_table(answer)
+    fb = feedback.on_sinusoidal_table(answer)
     assert not fb.ok and expected in fb.message, fb.message
 
 
 def test_table_feedback_names_matching_positions_and_the_column():
     a = REF.copy()
     a[6:, 3] += 0.5
-    fb = check.sinusoidal_table(a)
+    fb = feedback.on_sinusoidal_table(a)
     assert not fb.ok
     assert "positions 0-5 (of 0-11)" in fb.message and "column 3 (cos of pair i = 1)" in fb.message
     assert "from position 6" in fb.message and "0.5" in fb.message
@@ -75,13 +76,13 @@ RIGHT = W[IDS] * math.sqrt(D) + table(3, D)
     (RIGHT.reshape(6, D), "expected (2, 3, 8)"),
 ])
 def test_embedding_output_mistakes_are_named(answer, expected):
-    assert_verdict(check.embedding_output(answer, IDS, W), expected)
+    assert_verdict(feedback.on_embedding_output(answer, IDS, W), expected)
 
 
 def test_embedding_output_reports_where_it_differs():
     wrong = RIGHT.copy()
     wrong[1, 2] += 1.0
-    fb = check.embedding_output(torch.from_numpy(wrong), torch.from_numpy(IDS), W)
+    fb = feedback.on_embedding_output(torch.from_numpy(wrong), torch.from_numpy(IDS), W)
     assert not fb.ok and "1 of 6 token vectors differ, first at index [(1, 2)]" in fb.message
 
 
@@ -97,4 +98,4 @@ TOKENS = ["the", "cat", "sat", "on", "the", "dog"]
     (VOCAB.encode(TOKENS)[:4], "4 ids for 6 tokens"),
 ])
 def test_encoded_ids_mistakes_are_named(answer, expected):
-    assert_verdict(check.encoded_ids(answer, TOKENS, VOCAB), expected)
+    assert_verdict(feedback.on_encoded_ids(answer, TOKENS, VOCAB), expected)

@@ -2,10 +2,10 @@
 
 Used in the exercises of chapters 2, 5, 6 and 8; any learner can call them in a notebook::
 
-    from tokvec import check
-    check.sinusoidal_table(my_table)          # (positions, d_model), rows are positions
-    check.embedding_output(my_out, ids, weight)
-    check.encoded_ids(my_ids, tokens, vocab)
+    from tokvec.course import feedback
+    feedback.on_sinusoidal_table(my_table)          # (positions, d_model), rows are positions
+    feedback.on_embedding_output(my_out, ids, weight)
+    feedback.on_encoded_ids(my_ids, tokens, vocab)
 
 Each returns a :class:`Feedback`, which is truthy when the answer is right and prints as one
 readable message, for example "your table matches the reference for positions 0-5 ... column 3
@@ -22,7 +22,7 @@ import numpy as np
 
 from tokvec.arrays import sinusoidal_table_numpy
 
-__all__ = ["Feedback", "embedding_output", "encoded_ids", "sinusoidal_table"]
+__all__ = ["Feedback", "on_embedding_output", "on_encoded_ids", "on_sinusoidal_table"]
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def _fit_omega(values: np.ndarray, wave, candidates: np.ndarray) -> float:
     return float(candidates[int(np.argmin(errors))]), float(min(errors))
 
 
-def sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> Feedback:
+def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> Feedback:
     """Check a sinusoidal positional table of shape ``(positions, d_model)`` (rows are positions).
 
     Column ``2i`` must be ``sin(t * omega_i)`` and column ``2i+1`` ``cos(t * omega_i)`` with
@@ -86,7 +86,7 @@ def sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> Fee
     ref = sinusoidal_table_numpy(L, d, base)
     if np.allclose(A, ref, rtol=0, atol=atol):
         return Feedback(True, f"all {L} positions x {d} columns match the reference (base {base:g}) to {atol:g}")
-    if L != d and d > 1 and np.allclose(A.T, sinusoidal_table_numpy(d, L, base), rtol=0, atol=atol):
+    if d != L and d > 1 and np.allclose(A.T, sinusoidal_table_numpy(d, L, base), rtol=0, atol=atol):
         return Feedback(False, f"this is the table transposed: shape {A.shape} holds the paper's W_p "
                                f"(d_e x l_max); rows must be positions, so use table.T (shape {(d, L)})")
     wrong = ~np.isclose(A, ref, rtol=0, atol=atol)
@@ -127,7 +127,7 @@ def sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> Fee
     return Feedback(False, f"{head}; the largest difference from the reference is {worst:.3g}")
 
 
-def embedding_output(output, ids, weight, *, table=None, scale: float | None = None,
+def on_embedding_output(output, ids, weight, *, table=None, scale: float | None = None,
                      atol: float = 1e-5) -> Feedback:
     """Check an input layer's output ``weight[ids] * scale + table[:T]`` for ids ``(T,)`` or ``(B, T)``.
 
@@ -143,7 +143,8 @@ def embedding_output(output, ids, weight, *, table=None, scale: float | None = N
     expected = W[ids] * s + P[:T]
     if out.shape != expected.shape:
         hint = " (for ids of shape (B, T) the output is (B, T, d))" if ids.ndim == 2 else ""
-        if out.shape == expected.shape[::-1] or out.ndim == expected.ndim and sorted(out.shape) == sorted(expected.shape):
+        same_axes = out.ndim == expected.ndim and sorted(out.shape) == sorted(expected.shape)
+        if out.shape == expected.shape[::-1] or same_axes:
             hint = " (the axes are in the wrong order: rows are tokens, columns are features)"
         return Feedback(False, f"the output has shape {out.shape}, expected {expected.shape}{hint}")
     if np.allclose(out, expected, rtol=0, atol=atol):
@@ -163,7 +164,7 @@ def embedding_output(output, ids, weight, *, table=None, scale: float | None = N
                            f"the largest difference is {float(np.abs(out - expected).max()):.3g}")
 
 
-def encoded_ids(answer, tokens, vocab) -> Feedback:
+def on_encoded_ids(answer, tokens, vocab) -> Feedback:
     """Check token ids ``answer`` for ``tokens`` against a :class:`tokvec.vocab.Vocabulary`.
 
     Diagnoses a different length, unknown tokens not mapped to ``<unk>``, ids off by one,

@@ -2,7 +2,7 @@
 
 Used by ``make student`` (see the instructor guide, ``instructors.md``)::
 
-    python -m tokvec.student chapters _build/student
+    python -m tokvec.course.student chapters _build/student
 
 The filled chapters stay the single source. For each notebook this writes a copy in which
 
@@ -24,7 +24,11 @@ import re
 import sys
 from pathlib import Path
 
-import nbformat
+try:
+    import nbformat
+except ImportError:                       # pragma: no cover - Jupyter installs it
+    raise ImportError("tokvec.course.student needs nbformat, which comes with Jupyter: "
+                      "pip install nbformat (or pip install 'tokvec[student]')") from None
 
 __all__ = ["TODO_TAG", "main", "student_notebook"]
 
@@ -99,7 +103,7 @@ def student_notebook(nb):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tokvec.student", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tokvec.course.student", description=__doc__.split("\n\n")[0])
     parser.add_argument("source", type=Path, help="folder of filled chapter notebooks")
     parser.add_argument("target", type=Path, help="folder to write the student notebooks to")
     args = parser.parse_args(argv)

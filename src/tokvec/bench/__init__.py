@@ -1,0 +1,18 @@
+"""Measurement: what the input layer costs, on the CPU and on a GPU, and what bounds it.
+
+Nothing on the data path imports this package; it imports the data path and times it.
+
+* :mod:`tokvec.bench.common`   -- the machine description, device sync, timers, and the results
+  files (written and read; the committed ones ship inside the package, in ``results/``);
+* :mod:`tokvec.bench.cpu`      -- ``python -m tokvec.bench``: pure Python vs NumPy vs PyTorch,
+  eager and compiled (chapter 10);
+* :mod:`tokvec.bench.gpu`      -- ``python -m tokvec.bench kernels``: eager, compiled, the Triton
+  kernel and a plain copy on one GPU;
+* :mod:`tokvec.bench.roofline` -- the bytes the layer must move, and the fastest time that allows.
+
+``from tokvec.bench import load`` reads a committed results file without importing PyTorch.
+"""
+
+from tokvec.bench.common import RESULTS_DIR, load
+
+__all__ = ["RESULTS_DIR", "load"]

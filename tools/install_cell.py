@@ -1,0 +1,130 @@
+"""Write the set-up cell at the top of every chapter, from one template and one repository URL.
+
+A chapter opened outside the course (Colab, Binder, a downloaded .ipynb) must install the
+course's package before ``import tokvec``; inside the course (``make test``, ``make book``) the
+package is already there and the cell does nothing. The source to install from is
+``repository.url`` in ``_config.yml``, the one place it is set; ``TOKVEC_SOURCE`` (any pip
+requirement: a path, a git URL, a wheel) overrides it when the notebook runs.
+
+    python tools/install_cell.py                  # rewrite the cells from _config.yml
+    python tools/install_cell.py --url URL        # set repository.url to URL, then rewrite
+    python tools/install_cell.py --check          # exit 1 if a chapter's cell is out of date
+
+The Pages workflow runs it with ``--url https://github.com/$GITHUB_REPOSITORY``, so the published
+chapters install from the repository they were built from. ``tests/test_install.py`` checks
+that every chapter's first code cell is exactly what this script writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = ROOT / "chapters"
+CONFIG = ROOT / "_config.yml"
+
+TEMPLATE = '''\
+# Set-up: outside the course (Colab, Binder, a download) this installs the course's
+# package, tokvec; where it is already installed, it does nothing. To install it from
+# elsewhere (a mirror, a local clone, a wheel), set TOKVEC_SOURCE before Jupyter starts.
+import importlib.util
+import os
+import subprocess
+import sys
+
+REPOSITORY = "git+{url}"
+if importlib.util.find_spec("tokvec") is None:
+    source = os.environ.get("TOKVEC_SOURCE", REPOSITORY)
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", source]
+    subprocess.run(pip, check=True)
+    importlib.invalidate_caches()
+'''
+
+TORCH = '''\
+
+if importlib.util.find_spec("torch") is None:
+    cpu_only = "https://download.pytorch.org/whl/cpu"
+    raise ModuleNotFoundError(
+        "This chapter needs PyTorch: pip install torch "
+        f"(without a GPU: pip install torch --index-url {cpu_only})"
+    )
+'''
+
+_TORCH_USE = re.compile(r"^\s*(import torch|from torch\b|from tokvec\.(layers|fused|bench\.cpu)\b)", re.M)
+
+
+def repository_url(config_text: str) -> str:
+    """``repository.url`` from the text of ``_config.yml``."""
+    m = re.search(r"^repository:\s*\n(?:[ \t]+.*\n)*?[ \t]+url:\s*(\S+)", config_text, re.M)
+    if not m:
+        raise SystemExit("_config.yml has no repository.url")
+    return m.group(1)
+
+
+def set_repository_url(config_text: str, url: str) -> str:
+    if not re.fullmatch(r"https://[\w.-]+/[\w.-]+/[\w.-]+", url):
+        raise SystemExit(f"--url must look like https://github.com/OWNER/REPO, got {url!r}")
+    return re.sub(r"^(repository:\s*\n(?:[ \t]+.*\n)*?[ \t]+url:\s*)\S+", lambda m: m.group(1) + url,
+                  config_text, count=1, flags=re.M)
+
+
+def needs_torch(nb: dict) -> bool:
+    """True when a code cell of the chapter (other than the set-up cell) uses PyTorch."""
+    return any(_TORCH_USE.search("".join(c["source"])) for c in nb["cells"][1:] if c["cell_type"] == "code")
+
+
+def cell_source(url: str, torch: bool) -> str:
+    return TEMPLATE.format(url=url) + (TORCH if torch else "")
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def update(nb: dict, url: str, prefix: str) -> bool:
+    """Make the first code cell of ``nb`` the set-up cell; return True if ``nb`` changed."""
+    source = _lines(cell_source(url, needs_torch(nb)))
+    source[-1] = source[-1].rstrip("\n")
+    first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
+    cell = nb["cells"][first]
+    if cell.get("id") == f"{prefix}-setup":
+        if cell["source"] == source:
+            return False
+        cell["source"] = source
+        return True
+    nb["cells"].insert(first, {"cell_type": "code", "execution_count": None, "id": f"{prefix}-setup",
+                               "metadata": {}, "outputs": [], "source": source})
+    return True
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", help="set repository.url in _config.yml to this first")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if out of date")
+    args = parser.parse_args(argv)
+    config = CONFIG.read_text(encoding="utf-8")
+    if args.url:
+        config = set_repository_url(config, args.url)
+        CONFIG.write_text(config, encoding="utf-8")
+    url = repository_url(config)
+    stale = []
+    for path in sorted(CHAPTERS.glob("*.ipynb")):
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        if update(nb, url, f"c{path.name[:2]}"):
+            stale.append(path.name)
+            if not args.check:
+                path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    if args.check and stale:
+        print(f"out of date (run python tools/install_cell.py): {', '.join(stale)}", file=sys.stderr)
+        return 1
+    print(f"{'checked' if args.check else 'wrote'} the set-up cell of {len(list(CHAPTERS.glob('*.ipynb')))} "
+          f"chapters; source: git+{url}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
