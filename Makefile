@@ -50,7 +50,7 @@ outputs: $(STAMP)
 
 # Student copies for a live session: generated from the filled chapters, never kept by hand.
 student: $(STAMP)
-	$(BIN)/python -m tokvec.student chapters _build/student
+	$(BIN)/python -m tokvec.course.student chapters _build/student
 	@echo "Student notebooks are in _build/student. Hand them out as they are; never copy them into chapters/ (same names)."
 
 serve: book

@@ -1,6 +1,6 @@
 """Chapter 1's BPE against Hugging Face ``tokenizers``: encoding one long word, and training.
 
-    python benchmarks/bpe_vs_hf.py --out benchmarks/results/bpe-vs-hf-2core-xeon.json
+    python benchmarks/bpe_vs_hf.py --out src/tokvec/bench/results/bpe-vs-hf-<machine>.json
 
 Pure Python against Rust, on the same input, interleaved (each round runs both), median of
 ``--repeats`` rounds. Before timing, it checks that both give the same tokens and the same merges:
@@ -22,9 +22,9 @@ import platform
 import random
 import statistics
 import sys
-import time
 from importlib import metadata
 
+from tokvec.bench.common import time_call
 from tokvec.text import BPE, load_corpus, train_hf_bpe
 
 
@@ -47,9 +47,7 @@ def training_text(n: int = 1_000_000, seed: int = 0) -> str:
 
 
 def _seconds(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
+    return time_call(fn, repeats=1, warmup=0)[0] / 1e3
 
 
 def _hf_merges(tokenizer) -> list[tuple[str, str]]:
@@ -91,7 +89,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--vocab-size", type=int, default=1000)
     parser.add_argument("--out", help="write the results here as JSON")
     args = parser.parse_args(argv)
-    from tokvec.bench import cpu_name
+    from tokvec.bench.common import write
+    from tokvec.environment import cpu_name
 
     result = {
         "command": "python benchmarks/bpe_vs_hf.py " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -99,11 +98,9 @@ def main(argv=None) -> dict:
                     "tokvec": metadata.version("tokvec"), "tokenizers": metadata.version("tokenizers")},
         "records": run(args.repeats, args.vocab_size),
     }
-    text = json.dumps(result, indent=1)
     if args.out:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-    print(text)
+        write(result, args.out)
+    print(json.dumps(result, indent=1))
     return result
 
 

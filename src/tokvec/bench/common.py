@@ -35,6 +35,8 @@ def machine() -> dict:
 
 def synchronize(dev) -> None:
     """Wait until ``dev`` has finished its queued work (GPU kernels run asynchronously)."""
+    if str(dev) == "cpu":                  # nothing queued; and no PyTorch needed for CPU-only timing
+        return
     import torch
 
     dev = torch.device(dev)
