@@ -16,8 +16,8 @@ import pytest
 import tokvec
 
 SRC = Path(tokvec.__file__).resolve().parent
-DATA_PATH = ["tokvec", "tokvec.text", "tokvec.vocab", "tokvec.reference", "tokvec.arrays", "tokvec.layers",
-             "tokvec.fused", "tokvec.validate", "tokvec.environment"]
+DATA_PATH = ["tokvec", "tokvec.text", "tokvec.bytebpe", "tokvec.vocab", "tokvec.reference", "tokvec.arrays",
+             "tokvec.layers", "tokvec.fused", "tokvec.validate", "tokvec.environment"]
 
 
 def module_name(path: Path) -> str:
