@@ -18,10 +18,9 @@ from tokvec import bytebpe
 from tokvec.bytebpe import GPT2_PATTERN, Tokenizer
 
 tiktoken = pytest.importorskip("tiktoken")
-import tiktoken.load  # noqa: E402
-from tiktoken_ext import openai_public  # noqa: E402
-
 from test_bytebpe import TEXTS  # noqa: E402
+from tiktoken.load import data_gym_to_mergeable_bpe_ranks  # noqa: E402
+from tiktoken_ext import openai_public  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +32,7 @@ def gpt2():
 def reference(monkeypatch_module):
     monkeypatch_module.setenv("TIKTOKEN_CACHE_DIR", "")    # read the local files, cache nothing
     encoder_json, vocab_bpe = bytebpe.published_files("gpt2")
-    ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(str(vocab_bpe), str(encoder_json))
+    ranks = data_gym_to_mergeable_bpe_ranks(str(vocab_bpe), str(encoder_json))
     return tiktoken.Encoding("gpt2-local", pat_str=openai_public.r50k_pat_str, mergeable_ranks=ranks,
                              special_tokens={"<|endoftext|>": 50256}, explicit_n_vocab=50257)
 

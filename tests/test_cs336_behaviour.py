@@ -13,13 +13,13 @@ import os
 import tracemalloc
 
 import pytest
-
 from cs336_adapter import get_tokenizer, run_train_bpe
+
 from tokvec import bytebpe
 from tokvec.text import load_corpus
 
 tiktoken = pytest.importorskip("tiktoken")
-import tiktoken.load  # noqa: E402
+from tiktoken.load import data_gym_to_mergeable_bpe_ranks  # noqa: E402
 from tiktoken_ext import openai_public  # noqa: E402
 
 EOT = "<|endoftext|>"
@@ -39,7 +39,7 @@ def gpt2_vocab_and_merges():
 def reference():
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", "")
     encoder_json, vocab_bpe = bytebpe.published_files("gpt2")
-    ranks = tiktoken.load.data_gym_to_mergeable_bpe_ranks(str(vocab_bpe), str(encoder_json))
+    ranks = data_gym_to_mergeable_bpe_ranks(str(vocab_bpe), str(encoder_json))
     return tiktoken.Encoding("gpt2-local", pat_str=openai_public.r50k_pat_str, mergeable_ranks=ranks,
                              special_tokens={EOT: 50256}, explicit_n_vocab=50257)
 
