@@ -211,6 +211,7 @@ def test_training_stops_when_no_pair_is_left():
     ({"vocab_size": 300, "special_tokens": "<a>"}, TypeError, r"special_tokens must be a list"),
     ({"vocab_size": 300, "special_tokens": ["<a>", "<a>"]}, ValueError, r"duplicates"),
     ({"vocab_size": 300, "pattern": "(unclosed"}, ValueError, r"pattern is not a valid regex"),
+    ({"vocab_size": 300, "pattern": r"(\w+)|\s"}, ValueError, r"1 capturing group.*\(\?:\.\.\.\)"),
 ])
 def test_bad_training_arguments_are_clear_errors(kwargs, error, message):
     with pytest.raises(error, match=message):
@@ -240,3 +241,13 @@ def test_a_corrupt_rank_file_is_refused(tmp_path):
         path.write_bytes(b"\n".join(lines) + b"\n")
         with pytest.raises(ValueError, match=message):
             Tokenizer.from_tiktoken(path, GPT4_PATTERN)
+
+
+def test_a_piece_that_is_a_token_is_that_token_and_the_cache_changes_nothing(cl100k, reference):
+    text = "The quick brown fox, the QUICK brown fox; 1234567 naïve 漢字 👍 " * 3
+    uncached = Tokenizer.from_tiktoken(CL100K_FILE, GPT4_PATTERN, CL100K_SPECIALS)
+    uncached.cache_size = 0
+    assert uncached.encode(text) == cl100k.encode(text) == reference.encode(text)
+    assert uncached._cache == {}
+    ids = cl100k.encode(" brown")
+    assert len(ids) == 1 and ids == reference.encode(" brown")  # one token: no merging needed

@@ -164,8 +164,8 @@ def test_every_chapter_starts_with_the_generated_set_up_cell():
     for path in sorted((ROOT / "chapters").glob("*.ipynb")):
         nb = json.loads(path.read_text(encoding="utf-8"))
         first = next(c for c in nb["cells"] if c["cell_type"] == "code")
-        assert "".join(first["source"]) == tool.cell_source(url, tool.needs_torch(nb)).rstrip("\n"), (
-            f"{path.name}: run python tools/install_cell.py")
+        expected = tool.cell_source(url, tool.needs_torch(nb), tool.needs_compare(nb)).rstrip("\n")
+        assert "".join(first["source"]) == expected, f"{path.name}: run python tools/install_cell.py"
         assert first["outputs"] == []              # it does nothing where tokvec is installed
     assert tool.main(["--check"]) == 0
 

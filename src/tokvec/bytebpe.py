@@ -64,9 +64,13 @@ def _compile(pattern) -> regex.Pattern:
         raise TypeError(f"pattern must be a regex string (GPT2_PATTERN, GPT4_PATTERN, ...), got "
                         f"{type(pattern).__name__}")
     try:
-        return regex.compile(pattern)
+        compiled = regex.compile(pattern)
     except regex.error as e:
         raise ValueError(f"pattern is not a valid regex for the `regex` package: {e}") from None
+    if compiled.groups:
+        raise ValueError(f"pattern has {compiled.groups} capturing group(s), which would change what it "
+                         f"matches into what the groups match; write each (...) as (?:...)")
+    return compiled
 
 
 def _special_splitter(tokens: list[str]) -> regex.Pattern | None:
@@ -183,6 +187,10 @@ class Tokenizer:
     longest match wins.
     """
 
+    #: How many pre-tokens the cache remembers (their ids); 0 turns the cache off. Text repeats
+    #: its words, so most pre-tokens are found in the cache and never merged again.
+    cache_size = 1_000_000
+
     def __init__(self, vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], special_tokens=None, *,
                  pattern: str = GPT2_PATTERN):
         if not isinstance(vocab, dict):
@@ -225,7 +233,7 @@ class Tokenizer:
             self.special_tokens[token] = self._encoder[b]
         self._splitter = _special_splitter(specials)
         self._longest_special = max((len(t) for t in specials), default=0)
-        self._cache: dict[bytes, list[int]] = {}
+        self._cache: dict[str, list[int]] = {}
 
     @classmethod
     def from_tiktoken(cls, path, pattern: str, special_tokens: dict[str, int] | None = None, *,
@@ -316,38 +324,50 @@ class Tokenizer:
     # -- encoding --
 
     def _encode_piece(self, piece: bytes) -> list[int]:
-        """One pre-token: merge the pair whose concatenation ranks lowest, until none is left."""
-        cached = self._cache.get(piece)
-        if cached is not None:
-            return cached
+        """The ids of one pre-token: merge the adjacent pair of lowest rank until none is left.
+
+        A piece that is a token is that token at once, as in tiktoken. Otherwise ``bounds`` are
+        the positions where the current parts start, and ``ranks[i]`` is the rank of parts
+        ``i`` and ``i + 1`` merged (infinity if that is not a token); after a merge only the
+        two neighbouring ranks change.
+        """
         ranks = self._ranks
-        parts = [piece[i:i + 1] for i in range(len(piece))]
-        while len(parts) > 1:
-            best, best_rank = None, None
-            for i in range(len(parts) - 1):
-                r = ranks.get(parts[i] + parts[i + 1])
-                if r is not None and (best_rank is None or r < best_rank):
-                    best, best_rank = i, r
-            if best is None:
+        if piece in ranks:
+            return [self._encoder[piece]]
+        n = len(piece)
+        if n == 1:
+            return [self._encoder[piece]]
+        never = float("inf")
+        bounds = list(range(n + 1))
+        pair_rank = [ranks.get(piece[i:i + 2], never) for i in range(n - 1)]
+        while pair_rank:
+            best = min(pair_rank)
+            if best == never:
                 break
-            a, b = parts[best], parts[best + 1]
-            out, i = [], 0
-            while i < len(parts):                     # merge every occurrence, left to right
-                if i + 1 < len(parts) and parts[i] == a and parts[i + 1] == b:
-                    out.append(a + b)
-                    i += 2
-                else:
-                    out.append(parts[i])
-                    i += 1
-            parts = out
-        ids = [self._encoder[p] for p in parts]
-        if len(self._cache) < 1_000_000:
-            self._cache[piece] = ids
+            i = pair_rank.index(best)                      # the leftmost lowest rank
+            del bounds[i + 1]                              # parts i and i + 1 become one
+            del pair_rank[i]
+            if i < len(pair_rank):
+                pair_rank[i] = ranks.get(piece[bounds[i]:bounds[i + 2]], never)
+            if i > 0:
+                pair_rank[i - 1] = ranks.get(piece[bounds[i - 1]:bounds[i + 1]], never)
+        encoder = self._encoder
+        return [encoder[piece[a:b]] for a, b in zip(bounds, bounds[1:])]
+
+    def _piece_ids(self, piece: str) -> list[int]:
+        """The ids of one pre-token, remembered (up to ``cache_size`` pieces): text repeats its words."""
+        ids = self._cache.get(piece)
+        if ids is None:
+            ids = self._encode_piece(piece.encode("utf-8"))
+            if len(self._cache) < self.cache_size:
+                self._cache[piece] = ids
         return ids
 
     def _encode_ordinary(self, text: str, out: list[int]) -> None:
-        for m in self._pat.finditer(text):
-            out.extend(self._encode_piece(m.group().encode("utf-8")))
+        cache, piece_ids = self._cache, self._piece_ids
+        for piece in self._pat.findall(text):
+            ids = cache.get(piece)
+            out += ids if ids is not None else piece_ids(piece)
 
     def encode(self, text: str) -> list[int]:
         """The ids of ``text``: special tokens first, then pre-tokens, then BPE inside each."""
@@ -421,7 +441,7 @@ class Tokenizer:
             more_text = settled
         done = seg
         for a, b in more_text:
-            ids.extend(self._encode_piece(buffer[a:b].encode("utf-8")))
+            ids.extend(self._piece_ids(buffer[a:b]))
             done = b
         return ids, done
 
