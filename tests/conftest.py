@@ -29,8 +29,14 @@ def toc_pages() -> list[str]:
     """Every page in _toc.yml, in reading order, as a docname (``chapters/01_tokenization``)."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
     pages = [toc["root"]]
+
+    def add(entries):
+        for entry in entries:
+            pages.append(entry["file"])
+            add(entry.get("sections", []))      # a section follows its chapter
+
     for part in toc.get("parts", []):
-        pages += [entry["file"] for entry in part["chapters"]]
+        add(part["chapters"])
     return [p.removesuffix(".md").removesuffix(".ipynb") for p in pages]
 
 
