@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from tokvec import arrays, layers, reference, text, validate, vocab
+from tokvec import arrays, attention, layers, reference, text, validate, vocab
 
 GENERIC = re.compile("|".join([
     r"object has no attribute", r"unsupported operand", r"not supported between instances",
@@ -124,6 +124,21 @@ CASES = [
       "padding_idx": [-1, 10, 1.5], "dtype": FLOAT_DTYPE}),
 ]
 
+X = torch.zeros(3, 4)                        # (T, d) = (3, 4)
+BAD_X = [None, [[1.0, 2.0]], torch.zeros(3, 5), torch.zeros(4), torch.zeros(3, 4, dtype=torch.long)]
+CASES += [
+    ("scores", attention.scores, {"q": X, "k": X},
+     {"q": ([None, [[1.0]], torch.zeros(4), torch.zeros(3, 5), torch.zeros(3, 4, dtype=torch.int32)], r"\bq\b"),
+      "k": ([None, [[1.0]], torch.zeros(4), torch.zeros(3, 5), torch.zeros(3, 4, dtype=torch.int32)], r"\bk\b")}),
+    ("rope", attention.rope, {"x": X},
+     {"x": (BAD_X, r"\bx\b|d = "),
+      "positions": [[0, 1, 2], torch.arange(4), torch.zeros(3), torch.tensor([True] * 3),
+                    torch.zeros(1, 3, dtype=torch.long)],
+      "base": BASE, "interleaved": FLAG}),
+    ("alibi_slopes", attention.alibi_slopes, {"n_heads": 4}, {"n_heads": SIZE}),
+    ("alibi_bias", attention.alibi_bias, {"n_heads": 4, "T": 3}, {"n_heads": SIZE, "T": SIZE}),
+]
+
 LAYER = layers.TransformerEmbedding(10, 4, 8)
 LEARNED = layers.LearnedTransformerEmbedding(10, 4, 8)
 BAD_IDS = [None, [1, 2], "12", 3, np.array([1, 2]), torch.tensor([1.5]), torch.tensor([True]),
@@ -169,6 +184,6 @@ def test_no_public_function_is_missing_from_the_sweep():
                      # column); every public function that calls them checks its input first
                      "column", "count_pairs", "merge_pair", "learn_merges", "learn_merges_simple",
                      "check_index", "shape"}  # the checks themselves (tests/test_reference.py)
-    public = {name for module in (text, vocab, reference, arrays, layers) for name in module.__all__}
+    public = {name for module in (text, vocab, reference, arrays, layers, attention) for name in module.__all__}
     public |= {"check_ids"}                 # from tokvec.validate: the one check a reader calls directly
     assert public - not_functions - covered == set()

@@ -1,7 +1,7 @@
 """The package's layout: the data path stands alone, no import cycle, public APIs, no issue numbers.
 
 The tree reads like the table of contents (see ``tokvec/__init__.py``): the data path (text,
-vocab, reference, arrays, layers, fused, validate) never imports measurement (``tokvec.bench``)
+vocab, reference, arrays, layers, attention, fused, validate) never imports measurement (``tokvec.bench``)
 or course tooling (``tokvec.course``), and no two modules import each other, directly or not.
 """
 
@@ -17,7 +17,7 @@ import tokvec
 
 SRC = Path(tokvec.__file__).resolve().parent
 DATA_PATH = ["tokvec", "tokvec.text", "tokvec.bytebpe", "tokvec.vocab", "tokvec.reference", "tokvec.arrays",
-             "tokvec.layers", "tokvec.fused", "tokvec.validate", "tokvec.environment"]
+             "tokvec.layers", "tokvec.attention", "tokvec.fused", "tokvec.validate", "tokvec.environment"]
 
 
 def module_name(path: Path) -> str:
