@@ -39,7 +39,7 @@ test: $(STAMP)
 # The fast loop: lint, then every unit test except the slow ones (site build, browser, fresh
 # installs, package index). `make test` stays the gate before a commit lands.
 check: $(STAMP)
-	$(BIN)/ruff check src tests tools benchmarks
+	$(BIN)/ruff check src tests tools benchmarks experiments
 	$(BIN)/python -m pytest tests -q -m "not book and not slow and not index"
 
 # After editing a chapter: store fresh outputs (then `make test` checks them, `make book` shows them).
