@@ -10,19 +10,22 @@ The package reads like the table of contents. The data path, one chapter after a
 * :mod:`tokvec.arrays`    -- the same with whole NumPy arrays (chapter 8)
 * :mod:`tokvec.layers`    -- the PyTorch input layer: ``TransformerEmbedding`` and
   ``LearnedTransformerEmbedding`` (chapters 8-9)
+* :mod:`tokvec.attention` -- where positions act: attention scores, RoPE, ALiBi (chapter 11)
 * :mod:`tokvec.fused`     -- the input layer as one Triton kernel, for a GPU (chapter "Making it fast", planned)
 * :mod:`tokvec.validate`  -- every input check of the data path: sizes, indices, token ids
 
 Beside it, and never imported by it:
 
 * :mod:`tokvec.tutorials` -- the source tutorials' own code, verbatim, errors included (chapters 3, 7-9)
+* :mod:`tokvec.experiment` -- the position-scheme experiment: tiny models trained on a CPU (chapter 12)
 * :mod:`tokvec.bench`     -- measurement: ``python -m tokvec.bench`` (chapter 10), GPU kernels, roofline
 * :mod:`tokvec.course`    -- course tooling: learner feedback, ``show_source``, student notebooks
 * :mod:`tokvec.environment` -- versions and machine, printed by every chapter and every benchmark
 
-``tokvec.layers``, ``tokvec.fused`` and ``tokvec.bench.cpu`` need PyTorch and are imported
-explicitly (``from tokvec.layers import TransformerEmbedding``) so that ``import tokvec`` stays
-light and works without it.
+``tokvec.layers``, ``tokvec.attention``, ``tokvec.experiment``, ``tokvec.fused`` and
+``tokvec.bench.cpu`` need PyTorch and are imported explicitly
+(``from tokvec.layers import TransformerEmbedding``) so that ``import tokvec`` stays light and
+works without it.
 """
 
 from tokvec.environment import versions
