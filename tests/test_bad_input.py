@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from tokvec import arrays, attention, layers, reference, text, validate, vocab
+from tokvec import arrays, attention, layers, parallel, reference, text, validate, vocab
 
 GENERIC = re.compile("|".join([
     r"object has no attribute", r"unsupported operand", r"not supported between instances",
@@ -139,6 +139,17 @@ CASES += [
     ("alibi_bias", attention.alibi_bias, {"n_heads": 4, "T": 3}, {"n_heads": SIZE, "T": SIZE}),
 ]
 
+PARALLEL = parallel.VocabParallelEmbedding(10, 4)
+CASES += [
+    ("VocabParallelEmbedding", parallel.VocabParallelEmbedding, {"vocab_size": 10, "d_model": 4},
+     {"vocab_size": SIZE, "d_model": SIZE, "dtype": FLOAT_DTYPE}),
+    ("VocabParallelEmbedding.forward", PARALLEL, {"ids": torch.tensor([1])},
+     {"ids": ([None, [1, 2], "12", 3, np.array([1, 2]), torch.tensor([1.5]), torch.tensor([True]),
+               torch.tensor([-1]), torch.tensor([10]), torch.tensor([1], dtype=torch.uint64)], "ids|token id")}),
+    ("VocabParallelEmbedding.load_full_weight", PARALLEL.load_full_weight, {"weight": torch.zeros(10, 4)},
+     {"weight": [None, [[0.0] * 4] * 10, torch.zeros(4, 10), torch.zeros(9, 4), torch.zeros(10)]}),
+]
+
 LAYER = layers.TransformerEmbedding(10, 4, 8)
 LEARNED = layers.LearnedTransformerEmbedding(10, 4, 8)
 BAD_IDS = [None, [1, 2], "12", 3, np.array([1, 2]), torch.tensor([1.5]), torch.tensor([True]),
@@ -184,6 +195,7 @@ def test_no_public_function_is_missing_from_the_sweep():
                      # column); every public function that calls them checks its input first
                      "column", "count_pairs", "merge_pair", "learn_merges", "learn_merges_simple",
                      "check_index", "shape"}  # the checks themselves (tests/test_reference.py)
-    public = {name for module in (text, vocab, reference, arrays, layers, attention) for name in module.__all__}
+    public = {name for module in (text, vocab, reference, arrays, layers, attention, parallel)
+              for name in module.__all__}
     public |= {"check_ids"}                 # from tokvec.validate: the one check a reader calls directly
     assert public - not_functions - covered == set()

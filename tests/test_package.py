@@ -17,7 +17,8 @@ import tokvec
 
 SRC = Path(tokvec.__file__).resolve().parent
 DATA_PATH = ["tokvec", "tokvec.text", "tokvec.bytebpe", "tokvec.vocab", "tokvec.reference", "tokvec.arrays",
-             "tokvec.layers", "tokvec.attention", "tokvec.fused", "tokvec.validate", "tokvec.environment"]
+             "tokvec.layers", "tokvec.attention", "tokvec.parallel", "tokvec.fused", "tokvec.validate",
+             "tokvec.environment"]
 
 
 def module_name(path: Path) -> str:
