@@ -11,6 +11,7 @@ The package reads like the table of contents. The data path, one chapter after a
 * :mod:`tokvec.layers`    -- the PyTorch input layer: ``TransformerEmbedding`` and
   ``LearnedTransformerEmbedding`` (chapters 8-9)
 * :mod:`tokvec.attention` -- where positions act: attention scores, RoPE, ALiBi (chapter 11)
+* :mod:`tokvec.parallel`  -- the embedding split over processes: ``VocabParallelEmbedding`` (chapter 13)
 * :mod:`tokvec.fused`     -- the input layer as one Triton kernel, for a GPU (chapter "Making it fast", planned)
 * :mod:`tokvec.validate`  -- every input check of the data path: sizes, indices, token ids
 
@@ -22,8 +23,8 @@ Beside it, and never imported by it:
 * :mod:`tokvec.course`    -- course tooling: learner feedback, ``show_source``, student notebooks
 * :mod:`tokvec.environment` -- versions and machine, printed by every chapter and every benchmark
 
-``tokvec.layers``, ``tokvec.attention``, ``tokvec.experiment``, ``tokvec.fused`` and
-``tokvec.bench.cpu`` need PyTorch and are imported explicitly
+``tokvec.layers``, ``tokvec.attention``, ``tokvec.experiment``, ``tokvec.parallel``,
+``tokvec.fused`` and ``tokvec.bench.cpu`` need PyTorch and are imported explicitly
 (``from tokvec.layers import TransformerEmbedding``) so that ``import tokvec`` stays light and
 works without it.
 """
