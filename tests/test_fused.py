@@ -3,8 +3,9 @@
 Without a GPU the kernel runs in Triton's interpreter on CPU tensors: the same program, so its
 indexing, masks and batch loop are checked on any Linux machine. The interpreter converts
 float32 to bfloat16 by truncation, where a GPU rounds to nearest, so on CPU a bfloat16 result is
-checked to within one bfloat16 step of the float64 reference; the `gpu` tests require the exact
-round-to-nearest result (one rounding) on CUDA. Speed is for the benchmark, never for tests.
+checked to within one bfloat16 step of the float64 reference; on CUDA the `gpu` tests check the
+kernel's promise (float32 arithmetic, then one rounding: see ``bfloat16_promise``). Speed is for
+the benchmark, never for tests.
 """
 
 import math
@@ -39,6 +40,44 @@ def step(x: torch.Tensor, dtype) -> torch.Tensor:
     mantissa = {torch.bfloat16: 7, torch.float32: 23, torch.float16: 10}[dtype]
     exponent = torch.floor(torch.log2(x.abs().clamp_min(1e-30)))
     return torch.pow(2.0, exponent - mantissa)
+
+
+def bfloat16_promise(out, ref, size):
+    """Check what the kernel promises for bfloat16 output, and return how many elements differ.
+
+    The kernel computes ``row * scale + pe`` in float32 (two roundings, or one with a fused
+    multiply-add) and rounds that once to bfloat16. So every element is within one bfloat16 step
+    of the float64 value; and it equals the float64 value rounded once *except* where that value
+    lies within the float32 error (at most about 1.5 float32 steps of the terms' size) of a
+    bfloat16 rounding boundary, where the float32 result may land on the other side. Those
+    elements, and only those, may differ, by exactly one bfloat16 step.
+    """
+    s = step(ref, torch.bfloat16)
+    assert ((out.double() - ref).abs() <= s).all(), "an element is more than one bfloat16 step off"
+    differ = out != ref.to(torch.bfloat16)
+    boundary = (torch.floor(ref / s) + 0.5) * s                       # nearest rounding midpoint
+    near = (ref - boundary).abs() <= 2 * step(size, torch.float32)
+    assert not (differ & ~near).any(), "an element far from a rounding boundary was rounded wrongly"
+    return int(differ.sum()), int(near.sum())
+
+
+def test_the_bfloat16_promise_is_float32_then_one_rounding():
+    """The kernel's arithmetic, simulated with PyTorch on the CPU (which rounds to nearest).
+
+    It keeps the promise of :func:`bfloat16_promise`, and on half a million elements some do
+    differ from the float64 value rounded once: "equal to the float64 value rounded once" is not
+    a promise float32 arithmetic can keep, so no test may ask it of the GPU kernel either.
+    """
+    torch.manual_seed(0)
+    V, D, B, T = 32000, 1000, 4, 129
+    weight = torch.randn(V, D).to(torch.bfloat16)
+    table = torch.from_numpy(sinusoidal_table_numpy(T, D)).float()
+    ids = torch.randint(0, V, (B, T))
+    scale = math.sqrt(D)
+    simulated = (weight[ids].float() * scale + table).to(torch.bfloat16)
+    ref, size = reference(ids, weight, table, scale), magnitude(ids, weight, table, scale)
+    differ, near = bfloat16_promise(simulated, ref, size)
+    assert 0 < differ <= near < ref.numel() // 1000
 
 
 @settings(max_examples=25)
@@ -91,7 +130,7 @@ def test_available_only_with_cuda():
 @pytest.mark.skipif(not CUDA, reason="no CUDA GPU on this machine: compiled-kernel checks not run here")
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("B,T,D", [(4, 129, 1000), (1, 1, 4096), (3, 2048, 768)])
-def test_compiled_kernel_rounds_once_on_cuda(dtype, B, T, D):
+def test_compiled_kernel_keeps_its_promise_on_cuda(dtype, B, T, D):
     torch.manual_seed(0)
     V = 32000
     weight = torch.randn(V, D, device="cuda").to(dtype)
@@ -101,7 +140,7 @@ def test_compiled_kernel_rounds_once_on_cuda(dtype, B, T, D):
     out = fused.fused_embedding(ids, weight, table, math.sqrt(D))
     ref = reference(ids, weight, table, math.sqrt(D))
     if dtype == torch.bfloat16:
-        assert torch.equal(out, ref.to(torch.bfloat16))   # exactly the float64 value rounded once
+        bfloat16_promise(out, ref, magnitude(ids, weight, table, math.sqrt(D)))
     else:
         size = magnitude(ids, weight, table, math.sqrt(D))
         assert ((out.double() - ref).abs() <= 2 * step(size, torch.float32)).all()
