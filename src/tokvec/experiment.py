@@ -1,6 +1,6 @@
 """Do positions matter? Tiny attention models trained with five position schemes, on a CPU.
 
-Chapter 12, "An experiment: positions at work" (``12_position_experiment``), runs the smallest
+Chapter 12, "An experiment: do positions matter?" (``12_position_experiment``), runs the smallest
 configuration live and plots the sweep stored in ``data/position-sweep.json``, which
 ``python -m tokvec.experiment`` (or ``experiments/position_sweep.py``) writes.
 
