@@ -13,6 +13,7 @@ When you add a public function, add a row: the test of the next function is one 
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -40,7 +41,7 @@ BASE = [None, 1, 0.5, -3, NAN, INF, HUGE, "10000", True]
 FLAG = [None, "yes", 1, 0.0]
 TOKENS = ["abc", None, 3, [1, 2], [None]]
 MATRIX = [None, [], [[]], [[1.0, 2.0], [3.0]], "abc", [1.0, 2.0]]
-FLOAT_DTYPE = [torch.int64, torch.bool]
+FLOAT_DTYPE = [torch.int64, torch.bool, "float32", np.float32]
 NP_FLOAT_DTYPE = [np.int32, np.bool_]
 
 W = reference.random_matrix(3, 5, seed=0)   # d_e = 3, N_V = 5
@@ -62,6 +63,10 @@ CASES = [
       "lowercase": FLAG}),
     ("train_hf_bpe", text.train_hf_bpe, {"corpus": "a b a b", "vocab_size": 10},
      {"corpus": TEXT, "vocab_size": SIZE_NO_HUGE, "min_frequency": SIZE_NO_HUGE}),
+    ("count_pairs", text.count_pairs, {"splits": {"ab": ["a", "b"]}, "word_counts": Counter(ab=2)},
+     {"splits": [None, [["a", "b"]], "ab"], "word_counts": [None, ["ab"], 3]}),
+    ("merge_pair", text.merge_pair, {"symbols": ["a", "b"], "pair": ("a", "b")},
+     {"symbols": [None, "ab", ("a", "b")], "pair": [None, ("a",), "ab", ["a", "b"], ("a", 1), ("a", "b", "c")]}),
     ("BPE.tokenize", BPE.tokenize, {"text": "the cat"}, {"text": TEXT}),
     ("BPE.tokenize_word", BPE.tokenize_word, {"word": "cat"}, {"word": TEXT}),
     ("BPE.detokenize", text.BPE.detokenize, {"tokens": ["a"]}, {"tokens": ([None, 3, [1], "ab"], "tokens")}),
@@ -69,7 +74,8 @@ CASES = [
      {"tokens": (TOKENS, "token"), "specials": ([None, "<unk>", 3, [1]], "specials|token"),
       "unk_token": ([3, "<oov>"], "unk_token")}),
     ("Vocabulary.from_corpus", vocab.Vocabulary.from_corpus, {"tokens": ["a", "b"]},
-     {"tokens": ([*TOKENS, []], "token|corpus"), "min_count": SIZE_NO_HUGE,
+     {"tokens": ([*TOKENS, []], "token|corpus"), "specials": ([None, "<unk>", 3, [1]], "specials|token"),
+      "min_count": SIZE_NO_HUGE,
       "max_size": [0, -1, True, 2.5, NAN, "3"]}),
     ("Vocabulary.token_to_id", V.token_to_id, {"token": "cat"}, {"token": ([None, 3, b"cat"], "token")}),
     ("Vocabulary.id_to_token", V.id_to_token, {"token_id": 4},
@@ -193,9 +199,22 @@ def test_no_public_function_is_missing_from_the_sweep():
                      "UnknownTokenError", "load_corpus", "device",  # constants, or no arguments
                      # building blocks the chapters show bare (chapter 1's BPE steps, chapter 3's
                      # column); every public function that calls them checks its input first
-                     "column", "count_pairs", "merge_pair", "learn_merges", "learn_merges_simple",
+                     "column", "learn_merges", "learn_merges_simple",
                      "check_index", "shape"}  # the checks themselves (tests/test_reference.py)
     public = {name for module in (text, vocab, reference, arrays, layers, attention, parallel)
               for name in module.__all__}
     public |= {"check_ids"}                 # from tokvec.validate: the one check a reader calls directly
     assert public - not_functions - covered == set()
+
+
+def test_a_vocabulary_file_with_a_100000_digit_count_is_named_as_damaged(tmp_path):
+    """Python refuses to parse integers past 4,300 digits; that must not leak out as its own error."""
+    path = tmp_path / "v.json"
+    vocab.Vocabulary.from_corpus(["cat", "sat", "cat"]).save(path)
+    raw = path.read_text(encoding="utf-8")
+    damaged = re.sub(r'("counts": \{[^}]*?": )\d+', lambda m: m.group(1) + "9" * 100_000, raw, count=1)
+    assert damaged != raw
+    path.write_text(damaged, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"not a valid vocabulary file: .*number too long") as info:
+        vocab.Vocabulary.load(path)
+    assert str(path) in str(info.value)

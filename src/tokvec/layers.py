@@ -39,7 +39,7 @@ def sinusoidal_table(length: int, d_model: int, base: float = 10000.0, *,
     ``tokvec.reference.sinusoidal_positions`` transposed): computed once in float64 from exact
     integer positions, then rounded once to ``dtype`` and moved to ``device``.
     """
-    validate.floating_dtype(dtype)
+    validate.torch_floating_dtype(dtype)
     table = torch.from_numpy(sinusoidal_table_numpy(length, d_model, base))  # (length, d_model) float64
     return table.to(device=device, dtype=dtype)                               # one rounding
 
@@ -59,7 +59,7 @@ def _check_layer_args(vocab_size, d_model, max_len, dropout, padding_idx, dtype)
             raise ValueError(f"padding_idx = {padding_idx} is out of range: valid ids are 0..{vocab_size - 1} "
                              f"(vocab_size = {vocab_size}); use the id of <pad>, 0 in tokvec.vocab")
     if dtype is not None:
-        validate.floating_dtype(dtype)
+        validate.torch_floating_dtype(dtype)
     return vocab_size, d_model, max_len
 
 

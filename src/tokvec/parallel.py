@@ -93,7 +93,7 @@ class VocabParallelEmbedding(nn.Module):
         self.vocab_size = validate.positive_int(vocab_size, "vocab_size")
         self.d_model = validate.positive_int(d_model, "d_model")
         if dtype is not None:
-            validate.floating_dtype(dtype)
+            validate.torch_floating_dtype(dtype)
         self.group = group
         self.world_size, self.rank = _group_size_and_rank(group)
         validate.table_size(self.vocab_size, self.d_model, ("vocab_size", "d_model"), validate.ARRAY_TABLE_LIMIT)

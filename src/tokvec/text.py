@@ -16,6 +16,7 @@ import math
 import re
 import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from importlib import resources
 
 from tokvec import _unicode_classes, validate
@@ -144,8 +145,24 @@ def pretokenize(text: str) -> list[str]:
     return _PRETOKEN_RE.findall(text.replace(" ", SPACE_MARKER))
 
 
+def _check_mapping(value: object, name: str, what: str) -> None:
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name} must be a dict mapping {what}, got {type(value).__name__} "
+                        f"{value!r:.40}")
+
+
+def _check_merge_args(symbols: object, pair: object) -> None:
+    if not isinstance(symbols, list):
+        raise TypeError(f"symbols must be a list of str (one word split into symbols), got "
+                        f"{type(symbols).__name__} {symbols!r:.40}; split a word with list(word)")
+    if not (isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
+        raise ValueError(f"pair must be a tuple of two str, such as ('t', 'h'), got {pair!r:.60}")
+
+
 def count_pairs(splits: dict[str, list[str]], word_counts: Counter) -> Counter:
     """Count adjacent symbol pairs over all words, each word weighted by how often it occurs."""
+    _check_mapping(splits, "splits", "each word to its list of symbols")
+    _check_mapping(word_counts, "word_counts", "each word to how often it occurs (a Counter)")
     pairs: Counter = Counter()
     for word, symbols in splits.items():
         for pair in zip(symbols, symbols[1:]):
@@ -155,6 +172,7 @@ def count_pairs(splits: dict[str, list[str]], word_counts: Counter) -> Counter:
 
 def merge_pair(symbols: list[str], pair: tuple[str, str]) -> list[str]:
     """Replace every occurrence of ``pair`` in ``symbols`` by one symbol, scanning left to right."""
+    _check_merge_args(symbols, pair)
     a, b = pair
     merged: list[str] = []
     i = 0

@@ -17,7 +17,8 @@ import numbers
 import numpy as np
 
 __all__ = ["ARRAY_TABLE_LIMIT", "PYTHON_TABLE_LIMIT", "base", "check_ids", "check_index", "flag",
-           "floating_dtype", "positive_int", "probability", "table_size", "torch_aminmax"]
+           "floating_dtype", "positive_int", "probability", "table_size", "torch_aminmax",
+           "torch_floating_dtype"]
 
 
 def positive_int(value: object, name: str) -> int:
@@ -51,6 +52,17 @@ def base(value: object, name: str = "base") -> float:
     if not math.isfinite(as_float) or as_float <= 1:
         raise ValueError(f"{name} must be a finite number > 1, got {value!r}; the usual value is 10000.0")
     return as_float
+
+
+def torch_floating_dtype(dtype: object, name: str = "dtype"):
+    """A floating-point ``torch.dtype``; a string such as ``"float32"`` is refused with the fix."""
+    import torch
+
+    if not isinstance(dtype, torch.dtype):
+        raise TypeError(f"{name} must be a torch.dtype such as torch.float32, got "
+                        f"{type(dtype).__name__} {dtype!r:.40}; PyTorch takes no dtype names as "
+                        f"strings, so write torch.float32 instead of 'float32'")
+    return floating_dtype(dtype, name)
 
 
 def floating_dtype(dtype: object, name: str = "dtype"):

@@ -117,6 +117,8 @@ class Vocabulary:
         ``max_size``, if given, caps ``len(vocab)``, specials included.
         """
         _check_tokens_iterable(tokens, "tokens")
+        _check_tokens_iterable(specials, "specials")
+        specials = tuple(specials)  # read once: it is searched for every token below
         if isinstance(min_count, bool) or not isinstance(min_count, int) or min_count < 1:
             raise ValueError(f"min_count must be an int >= 1, got {min_count!r}")
         counts = Counter(_check_token(t, i) for i, t in enumerate(tokens))
@@ -278,6 +280,8 @@ class Vocabulary:
             data = json.loads(path.read_bytes().decode("utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
             raise damaged(f"not UTF-8 JSON ({err})") from err
+        except ValueError as err:  # Python refuses to parse an integer of more than 4,300 digits
+            raise damaged(f"it holds a number too long to be a count ({err})") from err
         except RecursionError as err:
             raise damaged("JSON nested too deeply to be a vocabulary") from err
         if not isinstance(data, dict) or data.get("format") != _FORMAT:
