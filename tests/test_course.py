@@ -36,6 +36,14 @@ def code_cells(nb):
     return [c for c in nb["cells"] if c["cell_type"] == "code"]
 
 
+def _display_width(line: str) -> int:
+    """Columns a line takes in a monospace font: combining marks take none, wide characters two."""
+    import unicodedata
+
+    return sum(0 if unicodedata.category(ch) in ("Mn", "Me") else
+               2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in line)
+
+
 def markdown(nb):
     return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
 
@@ -90,6 +98,24 @@ class TestNotebook:
             assert "NBVAL" not in source, source[:200]
             wide = [line for line in source.splitlines() if len(line) > 88]
             assert not wide, wide
+
+    def test_printed_outputs_fit_the_page(self, nb_path):
+        """Printed text (print, a value's repr) keeps to the same 88 characters a line as the code,
+        so no output scrolls sideways on the site either; rendered outputs (the package's source
+        shown by show_source, figures) are not text the chapter prints."""
+        from tokvec.course.display import PAGE_WIDTH
+
+        for cell in code_cells(load(nb_path)):
+            for out in cell["outputs"]:
+                data = out.get("data", {})
+                if out["output_type"] == "stream":
+                    text = "".join(out["text"])
+                elif "text/plain" in data and not set(data) & {"text/markdown", "text/html", "image/png"}:
+                    text = "".join(data["text/plain"])
+                else:
+                    continue
+                wide = [line for line in text.splitlines() if _display_width(line) > PAGE_WIDTH]
+                assert not wide, f"cell {cell.get('id')}: print it to fit (tokvec.course.fit): {wide[0][:100]}"
 
     def test_no_errors_machine_paths_or_huge_outputs_are_stored(self, nb_path):
         cells = code_cells(load(nb_path))

@@ -167,6 +167,7 @@ def test_every_chapter_starts_with_the_generated_set_up_cell():
         expected = tool.cell_source(url, tool.needs_torch(nb), tool.needs_compare(nb)).rstrip("\n")
         assert "".join(first["source"]) == expected, f"{path.name}: run python tools/install_cell.py"
         assert first["outputs"] == []              # it does nothing where tokvec is installed
+        assert first["metadata"].get("tags") == ["hide-input"], f"{path.name}: folded on the site"
     assert tool.main(["--check"]) == 0
 
 

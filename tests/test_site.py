@@ -305,3 +305,35 @@ def test_no_code_cell_scrolls_sideways(visit, docname):
     v, _ = visit(f"{docname}.html")
     assert v.page.locator("div.cell_input div.highlight pre").count() > 5
     assert v.page.evaluate(_SCROLLING_CODE) == []
+
+
+_SCROLLING_OUTPUT = """() => {
+  document.querySelectorAll('details').forEach(d => d.open = true);                // folded cells
+  document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));  // solutions
+  const printed = 'div.cell_output div.output.stream pre, div.cell_output div.output.text_plain pre';
+  const shown = [...document.querySelectorAll(printed)].filter(e => e.offsetParent !== null);
+  return [shown.length, shown.filter(e => e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.innerText.split('\\n').find(l => l.length > 80) || e.innerText.slice(0, 80))];
+}"""
+
+
+@needs_chromium
+@pytest.mark.parametrize("docname", [p for p in PAGES if p.startswith("chapters/")])
+def test_no_printed_output_scrolls_sideways(visit, docname):
+    """What a chapter prints (88 characters a line at most, tests/test_course.py) fits the column
+    in the same font size as the code, folded solutions included."""
+    v, _ = visit(f"{docname}.html")
+    shown, wide = v.page.evaluate(_SCROLLING_OUTPUT)
+    assert shown >= 3, f"only {shown} printed outputs found: has the theme's markup changed?"
+    assert wide == [], wide
+
+
+@pytest.mark.book
+def test_the_set_up_cell_is_folded_on_the_site(built_site):
+    """Site readers run nothing: the set-up cell's code is folded behind a toggle (tag
+    hide-input), and every other cell's code stays visible."""
+    for docname in [p for p in PAGES if p.startswith("chapters/")]:
+        page = (built_site / f"{docname}.html").read_text(encoding="utf-8")
+        assert page.count("tag_hide-input") == 1, docname
+        folded = re.split(r'<div class="cell(?: tag_[\w-]+)* docutils container', page.split("tag_hide-input", 1)[1])[0]
+        assert "<details" in folded and "Set-up: outside the course" in folded, docname

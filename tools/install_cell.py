@@ -105,6 +105,11 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
+# The set-up cell is folded on the website (readers there run nothing) and shown as it is in
+# Jupyter, which ignores the tag.
+TAGS = ["hide-input"]
+
+
 def update(nb: dict, url: str, prefix: str) -> bool:
     """Make the first code cell of ``nb`` the set-up cell; return True if ``nb`` changed."""
     source = _lines(cell_source(url, needs_torch(nb), needs_compare(nb)))
@@ -112,12 +117,13 @@ def update(nb: dict, url: str, prefix: str) -> bool:
     first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
     cell = nb["cells"][first]
     if cell.get("id") == f"{prefix}-setup":
-        if cell["source"] == source:
+        if cell["source"] == source and cell["metadata"].get("tags") == TAGS:
             return False
         cell["source"] = source
+        cell["metadata"]["tags"] = list(TAGS)
         return True
     nb["cells"].insert(first, {"cell_type": "code", "execution_count": None, "id": f"{prefix}-setup",
-                               "metadata": {}, "outputs": [], "source": source})
+                               "metadata": {"tags": list(TAGS)}, "outputs": [], "source": source})
     return True
 
 

@@ -6,8 +6,12 @@ Used by every chapter; introduced in chapter 1, "Tokenization".
 from __future__ import annotations
 
 import inspect
+import textwrap
 
-__all__ = ["Source", "show_source"]
+__all__ = ["PAGE_WIDTH", "Source", "error_text", "fit", "show_source"]
+
+#: Characters in one line of the page's code column (code cells and printed outputs alike).
+PAGE_WIDTH = 88
 
 
 class Source:
@@ -33,3 +37,24 @@ def show_source(*objs) -> Source:
     if not objs:
         raise TypeError("show_source needs at least one function, class or method")
     return Source("\n\n".join(inspect.getsource(obj) for obj in objs))
+
+
+def fit(text: str, *, width: int = PAGE_WIDTH, indent: int = 4) -> str:
+    """``text`` with every line longer than ``width`` wrapped at spaces, the rest kept as it is.
+
+    Continuation lines are indented by ``indent`` spaces, so a wrapped line reads as one item.
+    Chapters print long messages through this, so that nothing scrolls sideways on the page.
+    """
+    lines = []
+    for line in text.splitlines() or [""]:
+        if len(line) <= width:
+            lines.append(line)
+        else:
+            lines.extend(textwrap.wrap(line, width=width, subsequent_indent=" " * indent,
+                                       break_long_words=False, break_on_hyphens=False))
+    return "\n".join(lines)
+
+
+def error_text(err: BaseException, prefix: str = "", *, width: int = PAGE_WIDTH) -> str:
+    """``"IndexError: message"`` of a caught error, after ``prefix``, wrapped to the page width."""
+    return fit(f"{prefix}{type(err).__name__}: {err}", width=width, indent=len(prefix) + 4)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tokvec.arrays import sinusoidal_table_numpy
+from tokvec.course.display import PAGE_WIDTH, fit
 
 __all__ = ["Feedback", "on_embedding_output", "on_encoded_ids", "on_sinusoidal_table"]
 
@@ -36,7 +37,8 @@ class Feedback:
         return self.ok
 
     def __str__(self) -> str:
-        return ("Correct: " if self.ok else "Not yet: ") + self.message
+        # narrower than the page, so that a short label printed before it still fits
+        return fit(("Correct: " if self.ok else "Not yet: ") + self.message, width=PAGE_WIDTH - 12)
 
     __repr__ = __str__
 
