@@ -181,3 +181,51 @@ def test_learning_kit_pages_are_in_the_toc():
         assert heading in guide, heading
     for nb in NOTEBOOKS:
         assert f"chapters/{nb.stem}" in guide, f"the instructor guide skips {nb.stem}"
+
+
+# --- tokvec.course.display: what the chapters use to show code and print messages ---------
+
+def test_show_source_is_the_real_source():
+    import inspect
+
+    from tokvec.course import show_source
+    from tokvec.text import merge_pair
+
+    shown = show_source(merge_pair)
+    assert repr(shown) == inspect.getsource(merge_pair)
+    assert shown._repr_markdown_().startswith("```python\ndef merge_pair(")
+    with pytest.raises(TypeError, match="at least one"):
+        show_source()
+
+
+def test_fit_wraps_only_long_lines_at_spaces_and_keeps_every_word():
+    from tokvec.course import fit
+
+    table = "a   b\n  c"
+    assert fit(table) == table                              # short lines keep their spacing
+    long = " ".join(f"word{i}" for i in range(40))
+    wrapped = fit(long + "\nshort", width=30, indent=2)
+    lines = wrapped.splitlines()
+    assert all(len(line) <= 30 for line in lines) and len(lines) > 3
+    assert lines[-1] == "short" and all(line.startswith("  ") for line in lines[1:-1])
+    assert wrapped.split() == (long + " short").split()     # nothing lost, nothing added
+
+
+def test_error_text_names_the_error_and_indents_under_the_prefix():
+    from tokvec.course import error_text
+
+    err = ValueError("x must be positive " * 10)
+    text = error_text(err, "rank 3  ")
+    lines = text.splitlines()
+    assert lines[0].startswith("rank 3  ValueError: x must be positive")
+    assert all(len(line) <= 88 for line in lines) and len(lines) == 3
+    assert all(line.startswith(" " * 12) for line in lines[1:])
+
+
+def test_feedback_messages_leave_room_for_a_label():
+    from tokvec.course import feedback
+
+    verdict = feedback.on_sinusoidal_table([[0.0] * 8] * 64)
+    assert not verdict
+    assert all(len(line) <= 88 - 12 for line in str(verdict).splitlines())
+    assert str(verdict).startswith("Not yet: ")
