@@ -279,3 +279,11 @@ def test_saved_file_is_readable_json(tmp_path, vocab):
     data = json.loads(path.read_text(encoding="utf-8"))
     assert data["specials"] == list(SPECIALS)
     assert len(data["tokens"]) == len(vocab) - len(SPECIALS)
+
+
+def test_repr_fits_one_line_of_the_page_and_shows_what_fits():
+    small = Vocabulary(["a", "b"])
+    assert repr(small) == "Vocabulary(6 tokens: ['<pad>', '<unk>', '<bos>', '<eos>', 'a', 'b'], unk_token='<unk>')"
+    large = Vocabulary([f"token{i}" for i in range(1000)])
+    assert len(repr(large)) <= 88 and repr(large).startswith("Vocabulary(1004 tokens: ['<pad>'")
+    assert ", ...]" in repr(large)

@@ -319,6 +319,13 @@ class Vocabulary:
             other._id_to_token, other.specials, other.unk_token)
 
     def __repr__(self) -> str:
-        preview = ", ".join(repr(t) for t in self._id_to_token[:8])
-        more = ", ..." if len(self) > 8 else ""
-        return f"Vocabulary({len(self)} tokens: [{preview}{more}], unk_token={self.unk_token!r})"
+        # the first tokens, as many as fit in one 88-character line (the width of the page)
+        head, tail = f"Vocabulary({len(self)} tokens: [", f"], unk_token={self.unk_token!r})"
+        shown: list[str] = []
+        for k, token in enumerate(self._id_to_token[:8]):
+            rest = ", ..." if k + 1 < len(self) else ""
+            if len(head + ", ".join([*shown, repr(token)]) + rest + tail) > 88:
+                break
+            shown.append(repr(token))
+        more = ", ..." if len(shown) < len(self) else ""
+        return head + ", ".join(shown) + more + tail
