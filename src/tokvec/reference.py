@@ -181,7 +181,7 @@ def frequencies(d_e: int, base: float = 10000.0, *, first_i: int = 0) -> list[fl
     """The angular frequency of each sin/cos pair: ``omega_i = base^(-2i/d_e)``, i = first_i, first_i+1, ...
 
     ``ceil(d_e / 2)`` values: rows ``2k`` and ``2k+1`` of the table share ``omega`` number ``k``.
-    Taught in chapter 6, "Why sinusoids work".
+    Taught in chapter 5, "Algorithm 2"; chapter 6, "Why sinusoids work", explains the choice.
     """
     d_e = validate.positive_int(d_e, "d_e")
     validate.table_size(1, d_e, ("1", "d_e"), validate.PYTHON_TABLE_LIMIT)
