@@ -98,12 +98,14 @@ class TransformerEmbedding(nn.Module):
     checks the ids first (:func:`tokvec.validate.check_ids`), on every device, so a bad id is a
     Python error that names it, never a wrapped-around row or a device-side assert.
 
-    The token table starts as ``N(0, d_model ** -0.5)``, the initialization that comes with the
-    ``sqrt(d_model)`` factor in the Transformer's reference code (tensor2tensor) and in fairseq:
-    after the factor, each entry of the token part has standard deviation 1, like the entries of
-    the sinusoidal table, so neither part drowns the other (chapters 3 and 9). ``init_std=1.0``
-    gives ``nn.Embedding``'s default ``N(0, 1)`` instead, as in the source tutorials; to use
-    trained or the tutorials' weights, copy them in: ``layer.token.weight.data.copy_(weight)``.
+    The token table starts normal with mean 0 and standard deviation ``d_model ** -0.5`` (variance
+    ``1 / d_model``), the initialization that comes with the ``sqrt(d_model)`` factor in the
+    Transformer's reference code (tensor2tensor) and in fairseq: after the factor, each entry of
+    the token part has standard deviation 1, the same order as the entries of the sinusoidal table
+    (root mean square ``1 / sqrt(2)``), so neither part drowns the other (chapters 3 and 9).
+    ``init_std=1.0`` gives standard deviation 1 instead, ``nn.Embedding``'s default and the source
+    tutorials' start; to use trained or the tutorials' weights, copy them in:
+    ``layer.token.weight.data.copy_(weight)``.
     """
 
     def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1, *,
