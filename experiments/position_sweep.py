@@ -1,6 +1,6 @@
 """The position-scheme sweep of chapter 12: five schemes, three seeds, on the CPU.
 
-    python experiments/position_sweep.py      # about 8 minutes on a 2-core machine
+    python experiments/position_sweep.py      # about 5 minutes on a 2-core machine
 
 Trains the tiny transformers of :mod:`tokvec.experiment` (the smallest configuration once, the
 sweep configuration for each seed) and writes ``src/tokvec/data/position-sweep.json``, which

@@ -1,4 +1,4 @@
-"""The code of the course's five source tutorials, kept once, as they wrote it, errors included.
+"""The code of the course's source tutorials 002 to 004, kept once, as they wrote it, errors included.
 
 The chapters correct these tutorials, so they show and run the tutorials' own code, never a
 retyped copy: every chapter and test imports it from here. One module per tutorial (the numbers
