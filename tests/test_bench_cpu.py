@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from tokvec.bench import __main__ as bench_cli
-from tokvec.bench import common, cpu
+from tokvec.bench import common, cpu, parts
 from tokvec.bench.common import RESULTS_DIR, load
 
 RESULTS = sorted(RESULTS_DIR.glob("*.json"))
@@ -78,7 +78,7 @@ def test_cli_rejects_bad_sizes(text):
         bench_cli.main(["--sizes", text])
 
 
-@pytest.mark.parametrize("path", [p for p in RESULTS if not p.name.startswith(("bpe-vs-hf", "bytebpe-"))],
+@pytest.mark.parametrize("path", [p for p in RESULTS if not p.name.startswith(("bpe-vs-hf", "bytebpe-", "cpu-parts-"))],
                          ids=lambda p: p.name)
 def test_committed_results_are_complete(path):
     data = json.loads(path.read_text())
@@ -122,3 +122,90 @@ def test_bpe_benchmark_results_are_committed_and_consistent():
             assert r["ratio"] == pytest.approx(r["tokvec_s"] / r["hf_s"], abs=0.01)
         # the targets of the issue that asked for the fast versions, as measured on that machine
         assert records["encode_word"]["ratio"] <= 5 and records["train"]["ratio"] <= 30
+
+
+# python -m tokvec.bench parts: page faults per call, and the input checks alone
+
+FAULT_KEYS = {"malloc", "impl", "batch", "seq_len", "d_model", "vocab_size", "out_bytes", "faults_median",
+              "faults_min", "faults_max", "min_ms", "median_ms", "repeats"}
+CHECK_KEYS = {"impl", "batch", "seq_len", "d_model", "vocab_size", "ids", "min_ms", "p10_ms", "median_ms",
+              "repeats"}
+PARTS_RESULTS = [p for p in RESULTS if p.name.startswith("cpu-parts-")]
+# glibc hands out fresh pages for every allocation above its mmap threshold (at most 32 MiB); with
+# transparent huge pages always on, or another C library, the counts below do not hold
+MEMORY = parts.memory_setting()
+GLIBC_4K = (MEMORY["libc"] or "").startswith("glibc") and MEMORY["page_size"] == 4096 \
+    and MEMORY["transparent_hugepages"] != "always"
+CONTENDERS_BUT_PYTHON = [i for i in cpu.CONTENDERS if i != "python"]
+
+
+def test_count_faults_counts_every_contender_in_rounds():
+    records = parts.count_faults([(1, 4, 8), (2, 8, 4)], vocab_size=16, repeats=3, warmup=1, compile=False)
+    assert [(r["impl"], r["batch"], r["seq_len"], r["d_model"]) for r in records] == [
+        (impl, B, T, d) for B, T, d in [(1, 4, 8), (2, 8, 4)] for impl in CONTENDERS_BUT_PYTHON[:-1]]
+    for r in records:
+        assert set(r) == FAULT_KEYS and r["repeats"] == 3 and r["malloc"] == "default"
+        assert 0 <= r["faults_min"] <= r["faults_median"] <= r["faults_max"]
+        assert 0 < r["min_ms"] <= r["median_ms"]
+        assert r["out_bytes"] == r["batch"] * r["seq_len"] * r["d_model"] * 4
+
+
+@pytest.mark.skipif(not GLIBC_4K, reason="fault counts are those of glibc with 4 KiB pages")
+def test_a_fresh_output_above_the_mmap_threshold_faults_once_per_page():
+    """Counts, not times: the 48 MiB output of the layer at 16x1024x768 takes about one minor fault
+    per 4 KiB page on every call; under glibc's threshold (16 MiB) it takes none. The same code in
+    a process whose glibc keeps large blocks (the control) takes almost none at either size."""
+    sizes = [(16, 512, 512), (16, 1024, 768)]
+    default = parts.count_faults(sizes, repeats=3, warmup=2, compile=False)
+    control = parts.count_faults_in_subprocess(sizes=sizes, repeats=3, warmup=2, compile=False)
+    assert {r["malloc"] for r in control} == {parts.KEEP_LARGE_BLOCKS}
+    per_page = {(r["malloc"], r["impl"], r["d_model"]): r["faults_median"] / (r["out_bytes"] / 4096)
+                for r in default + control}
+    assert 0.95 < per_page[("default", "layer", 768)] < 1.05
+    assert 0.95 < per_page[("default", "in_place", 768)] < 1.05
+    assert 1.95 < per_page[("default", "scaled_add", 768)] < 2.05        # one more new tensor
+    assert per_page[("default", "layer", 512)] < 0.1
+    assert per_page[(parts.KEEP_LARGE_BLOCKS, "layer", 768)] < 0.01
+    assert per_page[(parts.KEEP_LARGE_BLOCKS, "layer", 512)] < 0.01
+
+
+def test_time_checks_times_the_check_alone_at_every_size():
+    records = parts.time_checks([(1, 4, 8), (3, 8, 4)], vocab_size=16, rounds=2, calls=3)
+    assert [(r["batch"], r["seq_len"], r["ids"]) for r in records] == [(1, 4, 4), (3, 8, 24)]
+    for r in records:
+        assert set(r) == CHECK_KEYS and r["impl"] == "checks" and r["repeats"] == 6
+        assert 0 < r["min_ms"] <= r["p10_ms"] <= r["median_ms"]
+
+
+def test_parts_cli_writes_json_with_machine_versions_memory_and_the_control(tmp_path, capsys):
+    out = tmp_path / "p.json"
+    bench_cli.main(["parts", "--sizes", "1x4x8", "--check-sizes", "1x4x8", "2x4x8", "--repeats", "2",
+                    "--check-rounds", "1", "--check-calls", "2", "--no-compile", "--out", str(out)])
+    data = load(out)
+    assert data["command"].startswith("python -m tokvec.bench parts --sizes 1x4x8")
+    assert {"cpu", "cpu_count"} <= set(data["machine"]) and data["versions"]["torch"]
+    assert {"page_size", "libc", "transparent_hugepages", "last_cache"} == set(data["memory"])
+    assert [r["malloc"] for r in data["faults"]] == ["default"] * 6 + [parts.KEEP_LARGE_BLOCKS] * 6
+    assert len(data["checks"]) == 2
+    assert "wrote 12 fault and 2 check records" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("path", PARTS_RESULTS, ids=lambda p: p.name)
+def test_committed_parts_results_are_complete_and_say_what_chapter_10_reads(path):
+    data = json.loads(path.read_text())
+    assert data["command"].startswith("python -m tokvec.bench parts")
+    assert data["machine"]["cpu"] and data["versions"]["torch"] and data["memory"]["page_size"] == 4096
+    assert all(set(r) == FAULT_KEYS for r in data["faults"])
+    assert all(set(r) == CHECK_KEYS and 0 < r["min_ms"] <= r["p10_ms"] <= r["median_ms"] for r in data["checks"])
+    per_page = {(r["malloc"], r["impl"], r["batch"], r["seq_len"], r["d_model"]):
+                r["faults_median"] / (r["out_bytes"] / 4096) for r in data["faults"]}
+    for malloc in ("default", parts.KEEP_LARGE_BLOCKS):        # every contender at every size, twice
+        assert {k[1:] for k in per_page if k[0] == malloc} == {
+            (impl, *size) for impl in CONTENDERS_BUT_PYTHON for size in cpu.DEFAULT_SIZES}
+    # the layer's 48 MiB output faults once per page on every call, its 16 MiB one never; with
+    # glibc keeping large blocks, the same code faults at neither size
+    assert 0.95 < per_page[("default", "layer", 16, 1024, 768)] < 1.05
+    assert per_page[("default", "layer", 16, 512, 512)] < 0.1
+    assert per_page[(parts.KEEP_LARGE_BLOCKS, "layer", 16, 1024, 768)] < 0.01
+    # the checks alone at every size of the timing run
+    assert {(r["batch"], r["seq_len"], r["d_model"]) for r in data["checks"]} == set(cpu.DEFAULT_SIZES)

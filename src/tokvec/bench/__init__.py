@@ -6,6 +6,8 @@ Nothing on the data path imports this package; it imports the data path and time
   files (written and read; the committed ones ship inside the package, in ``results/``);
 * :mod:`tokvec.bench.cpu`      -- ``python -m tokvec.bench``: pure Python vs NumPy vs PyTorch,
   eager and compiled (chapter 10);
+* :mod:`tokvec.bench.parts`    -- ``python -m tokvec.bench parts``: page faults per call, and the
+  input checks timed alone (chapter 10);
 * :mod:`tokvec.bench.gpu`      -- ``python -m tokvec.bench kernels``: eager, compiled, the Triton
   kernel and a plain copy on one GPU;
 * :mod:`tokvec.bench.roofline` -- the bytes the layer must move, and the fastest time that allows.

@@ -1,4 +1,5 @@
-"""``python -m tokvec.bench [kernels] ...``: the CPU benchmark, or with ``kernels`` the GPU one."""
+"""``python -m tokvec.bench [kernels | parts] ...``: the CPU benchmark; with ``kernels`` the GPU one;
+with ``parts`` the page faults per call and the input checks alone (:mod:`tokvec.bench.parts`)."""
 
 import sys
 
@@ -8,6 +9,9 @@ def main(argv=None):
     if argv[:1] == ["kernels"]:
         from tokvec.bench import gpu
         return gpu.main(argv[1:])
+    if argv[:1] == ["parts"]:
+        from tokvec.bench import parts
+        return parts.main(argv[1:])
     from tokvec.bench import cpu
     return cpu.main(argv)
 
