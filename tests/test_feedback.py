@@ -41,6 +41,7 @@ def _with(columns, values):
 
 @pytest.mark.parametrize("answer,expected", [
     (REF.T, "transposed"),
+    (table(L + 1, D)[1:], "positions are counted from 1: your table is the reference shifted by one"),
     (_with(np.s_[1::2], 0.0), "all zeros. Was the update discarded"),
     (REF[:, [1, 0, 2, 3, 4, 5, 6, 7]], "Sine and cosine are swapped"),
     (table(L, D, 1000.0), "base 1000 instead of 10000"),
@@ -51,6 +52,23 @@ def _with(columns, values):
 def test_table_mistakes_are_named(answer, expected):
     fb = feedback.on_sinusoidal_table(answer)
     assert not fb.ok and expected in fb.message, fb.message
+
+
+def test_positions_from_1_name_the_range_to_use():
+    fb = feedback.on_sinusoidal_table(table(L + 1, D)[1:])
+    assert not fb.ok and "range(12), not range(1, 13)" in fb.message
+
+
+@pytest.mark.parametrize("answer", [
+    REF,                                        # right: passes before any diagnosis
+    table(L + 2, D)[2:],                        # shifted by two, not one
+    table(L + 1, D, 1000.0)[1:],                # shifted by one, but also the wrong base
+    table(L, D, 1000.0),
+    REF[:, [1, 0, 2, 3, 4, 5, 6, 7]],
+    _with(np.s_[1::2], 0.0),
+])
+def test_only_a_shift_by_one_is_called_positions_from_1(answer):
+    assert "counted from 1" not in feedback.on_sinusoidal_table(answer).message
 
 
 def test_table_feedback_names_matching_positions_and_the_column():

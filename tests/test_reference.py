@@ -185,6 +185,12 @@ def test_paper_variant_uses_base_l_max_and_i_from_1():
     assert column(W_p, 0) == [0.0, 1.0] * 5  # position 0 is the same for both variants
 
 
+@pytest.mark.parametrize("first_i", [2, -1, 10])
+def test_first_i_is_one_of_the_two_papers_conventions(first_i):
+    with pytest.raises(ValueError, match=rf"first_i must be 0 \(Vaswani et al.\) or 1 .*got {first_i}$"):
+        frequencies(8, first_i=first_i)
+
+
 def test_longer_paper_table_changes_every_position_but_vaswani_does_not():
     assert column(paper_positions(8, 10), 3) != pytest.approx(column(paper_positions(8, 20), 3))
     assert column(sinusoidal_positions(8, 10), 3) == column(sinusoidal_positions(8, 20), 3)
@@ -245,7 +251,10 @@ def test_embed_rejects_long_sequences_and_mismatched_dimensions():
         embed([0, 7], W, W_p)
     with pytest.raises(TypeError, match="x must be a list of token ids"):
         embed("012", W, W_p)
+    with pytest.raises(TypeError, match="got set .*a set has no order"):
+        embed({0, 1}, W, W_p)  # which id is at position 0?
     assert embed([], W, W_p) == []
+    assert embed((0, 1), W, W_p) == embed([0, 1], W, W_p)  # any ordered sequence will do
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import numbers
 import random
+from collections.abc import Set as AbstractSet
 from decimal import Decimal, localcontext
 
 from tokvec import validate
@@ -69,7 +70,10 @@ def shape(M: Matrix, name: str = "matrix") -> tuple[int, int]:
 # --- small linear algebra on lists -------------------------------------------------------------
 
 def column(M: Matrix, j: int) -> list[float]:
-    """The column ``M[:, j]`` as a list (no checks; see :func:`token_embedding`)."""
+    """The column ``M[:, j]`` as a list, with no checks: token ``v``'s vector is ``column(W_e, v)``.
+
+    Taught in chapter 3, "The embedding matrix"; chapter 4's :func:`token_embedding` adds the checks.
+    """
     return [row[j] for row in M]
 
 
@@ -164,6 +168,10 @@ def embed(x: list[int], W_e: Matrix, W_p: Matrix) -> list[list[float]]:
         raise ValueError(f"W_e has d_e = {d_e} rows but W_p has {d_p}; both must have the embedding dimension d_e")
     if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
         raise TypeError(f"x must be a list of token ids, got {type(x).__name__} {x!r:.40}")
+    if isinstance(x, AbstractSet):
+        # position t goes to the t-th token, and a set has no t-th token
+        raise TypeError(f"x must be a list of token ids in sequence order, got {type(x).__name__} {x!r:.40}; "
+                        "a set has no order and keeps each id once: pass a list")
     if len(x) > l_max:
         raise ValueError(f"the sequence has T = {len(x)} tokens but W_p only covers positions 0..{l_max - 1} "
                          f"(l_max = {l_max}); truncate the sequence or build W_p with l_max >= {len(x)}")
@@ -186,8 +194,8 @@ def frequencies(d_e: int, base: float = 10000.0, *, first_i: int = 0) -> list[fl
     d_e = validate.positive_int(d_e, "d_e")
     validate.table_size(1, d_e, ("1", "d_e"), validate.PYTHON_TABLE_LIMIT)
     base = validate.base(base)
-    if isinstance(first_i, bool) or not isinstance(first_i, int) or first_i < 0:
-        raise ValueError(f"first_i must be 0 (Vaswani et al.) or 1 (Phuong and Hutter), got {first_i!r}")
+    if isinstance(first_i, bool) or not isinstance(first_i, int) or first_i not in (0, 1):
+        raise ValueError(f"first_i must be 0 (Vaswani et al.) or 1 (Phuong and Hutter), got {first_i!r:.40}")
     return [base ** (-2 * i / d_e) for i in range(first_i, first_i + (d_e + 1) // 2)]
 
 

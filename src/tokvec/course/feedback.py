@@ -78,8 +78,9 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
     Column ``2i`` must be ``sin(t * omega_i)`` and column ``2i+1`` ``cos(t * omega_i)`` with
     ``omega_i = base^(-2i/d_model)``. On a mismatch the feedback names the positions that match,
     the first wrong column, and the likely cause: a transposed table (the paper's ``W_p`` is
-    ``d x l``), sine and cosine swapped, a column left at zero (a discarded update), or a wrong
-    frequency (with the frequency the column actually has, and which base would give it).
+    ``d x l``), positions counted from 1 (the reference shifted by one position), sine and cosine
+    swapped, a column left at zero (a discarded update), or a wrong frequency (with the frequency
+    the column actually has, and which base would give it).
     """
     A = _as_array(table, "table")
     if A.ndim != 2 or 0 in A.shape:
@@ -91,6 +92,10 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
     if d != L and d > 1 and np.allclose(A.T, sinusoidal_table_numpy(d, L, base), rtol=0, atol=atol):
         return Feedback(False, f"this is the table transposed: shape {A.shape} holds the paper's W_p "
                                f"(d_e x l_max); rows must be positions, so use table.T (shape {(d, L)})")
+    if np.allclose(A, sinusoidal_table_numpy(L + 1, d, base)[1:], rtol=0, atol=atol):
+        return Feedback(False, f"positions are counted from 1: your table is the reference shifted by one "
+                               f"position (row t holds position t + 1, so position 0, every sine 0 and every "
+                               f"cosine 1, is missing); count from 0: range({L}), not range(1, {L + 1})")
     wrong = ~np.isclose(A, ref, rtol=0, atol=atol)
     bad_rows, bad_cols = np.nonzero(wrong.any(axis=1))[0], np.nonzero(wrong.any(axis=0))[0]
     good_rows = _ranges(sorted(set(range(L)) - set(bad_rows.tolist())))
