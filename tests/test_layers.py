@@ -200,6 +200,35 @@ def test_eval_forward_writes_into_the_gathered_rows_and_training_keeps_autograd(
     torch.testing.assert_close(layer.token.weight.grad.double().sum(1), counts * 8 * layer.scale)
 
 
+@pytest.mark.parametrize("grad_mode", [torch.enable_grad, torch.no_grad])
+def test_forward_mode_ad_goes_through_the_layer_and_agrees_with_reverse_mode(grad_mode):
+    # a forward-mode tangent has requires_grad False, and survives no_grad: the layer must not
+    # take its out= branch for it (autograd has no forward-mode formula for add's out=)
+    from torch.autograd import forward_ad
+    from torch.func import functional_call, jacfwd, jacrev, jvp
+
+    torch.manual_seed(0)
+    layer = TransformerEmbedding(20, 6, 8, dropout=0.0, dtype=torch.float64)
+    ids = torch.tensor([[3, 1, 4, 1], [5, 9, 2, 6]])
+    w = layer.token.weight.detach().clone()
+    v = torch.randn_like(w)
+
+    def f(weight):
+        return functional_call(layer, {"token.weight": weight}, (ids,))
+
+    with grad_mode():
+        out, tangent = jvp(f, (w,), (v,))
+        with forward_ad.dual_level():
+            dual_out = f(forward_ad.make_dual(w, v))
+            dual_tangent = forward_ad.unpack_dual(dual_out).tangent
+    eps = 1e-6
+    finite_difference = (f(w + eps * v) - f(w - eps * v)) / (2 * eps)
+    torch.testing.assert_close(tangent, finite_difference.detach(), rtol=1e-7, atol=1e-7)
+    torch.testing.assert_close(dual_tangent, tangent, rtol=0, atol=0)
+    torch.testing.assert_close(out, f(w).detach(), rtol=0, atol=0)
+    torch.testing.assert_close(jacfwd(f)(w), jacrev(f)(w), rtol=0, atol=0)
+
+
 def test_padding_idx_row_is_zero_and_gets_no_gradient():
     layer = TransformerEmbedding(10, 4, 8, dropout=0.0, padding_idx=0)
     ids = torch.tensor([[5, 6, 0, 0]])

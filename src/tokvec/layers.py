@@ -14,6 +14,7 @@ import math
 
 import torch
 from torch import nn
+from torch.autograd import forward_ad
 
 from tokvec import validate
 from tokvec.arrays import sinusoidal_table_numpy
@@ -104,8 +105,15 @@ class TransformerEmbedding(nn.Module):
     the token part has standard deviation 1, the same order as the entries of the sinusoidal table
     (root mean square ``1 / sqrt(2)``), so neither part drowns the other (chapters 3 and 9).
     ``init_std=1.0`` gives standard deviation 1 instead, ``nn.Embedding``'s default and the source
-    tutorials' start; to use trained or the tutorials' weights, copy them in:
-    ``layer.token.weight.data.copy_(weight)``.
+    tutorials' start; to use trained or the tutorials' weights, copy them in as chapter 9 does:
+    ``with torch.no_grad(): layer.token.weight.copy_(weight)``.
+
+    When no gradient is tracked, backward or forward (under ``torch.no_grad()`` or
+    ``torch.inference_mode()``, or with frozen weights, and no forward-mode tangent), the sum is
+    written into the rows that ``self.token`` just gathered instead of a new tensor. The output
+    is the same either way, but the tensor ``self.token`` returned is then reused: a forward hook
+    on ``self.token`` that keeps it ends up holding the sum, not the raw rows (clone them in the
+    hook if you need them).
     """
 
     def __init__(self, vocab_size: int, d_model: int, max_len: int, dropout: float = 0.1, *,
@@ -152,10 +160,11 @@ class TransformerEmbedding(nn.Module):
     def forward(self, ids: torch.Tensor) -> torch.Tensor:
         T, ids = _lookup_ids(ids, self.vocab_size, self.max_len, self.token.weight)
         x = self.token(ids)                                  # (B, T, d) or (T, d), a new tensor
-        if x.requires_grad:                                  # autograd cannot differentiate out=
+        # autograd, backward or forward (torch.func.jvp, forward_ad), cannot differentiate out=
+        if x.requires_grad or forward_ad.unpack_dual(x).tangent is not None:
             x = torch.add(self.pe[:T], x, alpha=self.scale)  # PE + sqrt(d) * x, one operation
-        else:                                                # no autograd: the same operation,
-            torch.add(self.pe[:T], x, alpha=self.scale, out=x)   # written into the gathered rows
+        else:                                                # no gradient tracked: the same
+            torch.add(self.pe[:T], x, alpha=self.scale, out=x)   # operation, into the gathered rows
         return self.dropout(x)
 
     def extra_repr(self) -> str:
