@@ -18,8 +18,23 @@ machine with the same pins times the same text (its SHA-256 is in the results):
   the English prose (to 500, the size of CS336's speed test) and on the mixed text (``--train-mb``,
   to 10,000), with ``<|endoftext|>`` as special token. Peak memory is measured in a separate,
   untimed call with ``tracemalloc`` (Python's allocations: all of them, for pure Python code).
-* ``stream``: the mixed ``--train-mb`` text, one line at a time through ``encode_iterable``,
-  against ``encode`` of the whole string: time and peak memory of each.
+* ``stream``: ``encode_iterable`` (one line at a time) against ``encode`` (the whole string), each
+  from a fresh tokenizer (an empty cache), on the mixed ``--train-mb`` text and on 1 MB of Python
+  code (the standard library): time, then peak memory in a separate traced run (``tracemalloc``;
+  the tokenizer is built before tracing starts, so its vocabulary is not counted).
+* ``cache``: what the encoder's piece cache holds when full (``Tokenizer.cache_size`` pieces):
+  filled with the distinct pieces of the mixed text, and with pieces of 64 control characters,
+  each its own token (64 ids: the costliest entry a piece of at most 64 bytes can make).
+* ``long_piece``: one pre-token of 10,000 to 160,000 characters (DNA-like letters, one letter
+  repeated, random letters): tiktoken, tokvec, and tokvec's simple quadratic loop
+  (``_encode_piece``, which long pieces no longer use) on the shorter DNA pieces.
+* ``piece_length``: the distinct pieces of the mixed ``--encode-mb`` text that are not one token,
+  by length in bytes: microseconds per piece with the simple loop and with the heap
+  (``_encode_long_piece``), which decides ``Tokenizer.long_piece_bytes``.
+
+``--tasks`` runs some of these only; with ``--update``, their records replace those of the same
+tasks in the ``--out`` file and the others are kept; the rerun's command, machine and texts (with
+their SHA-256) are listed under ``reruns``.
 """
 
 from __future__ import annotations
@@ -165,32 +180,173 @@ def train_records(corpora: list[tuple[str, str, int]], repeats: int) -> list[dic
     return records
 
 
-def stream_records(text: str) -> list[dict]:
-    tokenizer = bytebpe.published("cl100k_base")
-    lines = text.splitlines(keepends=True)
-    whole = tokenizer.encode(text)
-    if list(tokenizer.encode_iterable(lines)) != whole:
-        raise RuntimeError("encode_iterable and encode disagree: not timing a wrong answer")
+def code_text(n_bytes: int) -> str:
+    """Python code from the standard library, cut at ``n_bytes`` of UTF-8."""
+    return "\n\n".join(_code()).encode()[:n_bytes].decode("utf-8", errors="ignore")
+
+
+def stream_records(texts: dict[str, str]) -> list[dict]:
+    """encode and encode_iterable, each from a fresh tokenizer: time, then peak memory."""
     records = []
-    for impl, fn in (("encode", lambda: len(tokenizer.encode(text))),
-                     ("encode_iterable", lambda: sum(1 for _ in tokenizer.encode_iterable(iter(lines))))):
-        seconds = _seconds(fn)
-        records.append({"task": "stream", "tokenizer": "cl100k_base", "impl": impl, "bytes": len(text.encode()),
-                        "tokens": len(whole), "seconds": round(seconds, 3), "peak_mb": round(_peak_mb(fn), 2)})
+    for label, text in texts.items():
+        lines = text.splitlines(keepends=True)
+        whole = bytebpe.published("cl100k_base").encode(text)
+        if list(bytebpe.published("cl100k_base").encode_iterable(lines)) != whole:
+            raise RuntimeError("encode_iterable and encode disagree: not timing a wrong answer")
+        for impl in ("encode", "encode_iterable"):
+            def count(tokenizer, impl=impl, text=text, lines=lines):
+                if impl == "encode":
+                    return len(tokenizer.encode(text))
+                return sum(1 for _ in tokenizer.encode_iterable(iter(lines)))
+            timed, traced = bytebpe.published("cl100k_base"), bytebpe.published("cl100k_base")
+            seconds = _seconds(lambda timed=timed: count(timed))
+            peak = _peak_mb(lambda traced=traced: count(traced))
+            records.append({"task": "stream", "text": label, "tokenizer": "cl100k_base", "impl": impl,
+                            "cache": "cold", "bytes": len(text.encode()), "tokens": len(whole),
+                            "seconds": round(seconds, 3), "peak_mb": round(peak, 2),
+                            "cache_entries": len(traced._cache)})
     return records
 
 
-def run(repeats: int = 3, encode_mb: float = 1.0, train_mb: float = 5.0) -> dict:
+def _retained_mb(fill) -> float:
+    """The memory that ``fill()`` leaves allocated (traced by tracemalloc), in MB."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        fill()
+        return (tracemalloc.get_traced_memory()[0] - before) / 1e6
+    finally:
+        tracemalloc.stop()
+
+
+def cache_records(text: str, seed: int = 0) -> list[dict]:
+    """The cache filled to ``Tokenizer.cache_size`` pieces: with real pieces, and with costly ones."""
+    import random
+
+    import regex
+
+    size, longest = bytebpe.Tokenizer.cache_size, bytebpe.Tokenizer.cache_piece_bytes
+    real = [p for p in dict.fromkeys(regex.findall(bytebpe.GPT4_PATTERN, text)) if len(p.encode()) <= longest]
+    rng = random.Random(seed)
+    # control characters that are not whitespace: one piece, one byte and one id each, no merges
+    control = [chr(c) for c in [*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F]]
+    costly = list(dict.fromkeys("".join(rng.choice(control) for _ in range(longest)) for _ in range(size)))
+    records = []
+    for label, pieces in (("pieces of the mixed text", real[:size]), ("64 control characters", costly)):
+        for name in ("cl100k_base", "gpt2"):
+            tokenizer = bytebpe.published(name)
+            mb = _retained_mb(lambda tokenizer=tokenizer, pieces=pieces: [tokenizer._piece_ids(p) for p in pieces])
+            entries = len(tokenizer._cache)
+            ids = sum(len(v) for v in tokenizer._cache.values())
+            records.append({"task": "cache", "pieces": label, "tokenizer": name, "entries": entries,
+                            "cache_size": size, "cache_mb": round(mb, 2), "bytes_per_entry": round(mb * 1e6 / entries),
+                            "ids_per_entry": round(ids / entries, 1)})
+    return records
+
+
+def long_pieces(lengths=(10_000, 40_000, 160_000), seed: int = 0) -> dict[str, str]:
+    import random
+
+    rng = random.Random(seed)
+    pieces = {f"DNA, {n:,} characters": "".join(rng.choice("ACGT") for _ in range(n)) for n in lengths}
+    n = 40_000 if 40_000 in lengths else lengths[0]
+    pieces[f"one letter, {n:,} characters"] = "a" * n
+    pieces[f"random letters, {n:,} characters"] = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(n))
+    return pieces
+
+
+def long_piece_records(repeats: int, lengths=(10_000, 40_000, 160_000), simple_up_to: int = 40_000) -> list[dict]:
+    """One long pre-token, with cl100k_base: tiktoken, tokvec, and the simple loop on short ones."""
+    records = []
+    reference = _reference("cl100k_base")
+    for label, piece in long_pieces(lengths).items():
+        ours = bytebpe.published("cl100k_base")
+        ids = reference.encode(piece)
+        if ours.encode(piece) != ids:
+            raise RuntimeError(f"tokvec and tiktoken disagree on {label}: not timing a wrong answer")
+        contenders = [("tiktoken", lambda piece=piece: reference.encode(piece)),
+                      ("tokvec", lambda piece=piece, ours=ours: ours.encode(piece))]
+        if "DNA" in label and len(piece) <= simple_up_to:
+            data = piece.encode()
+            contenders.append(("tokvec_simple_loop", lambda data=data, ours=ours: ours._encode_piece(data)))
+        times: dict[str, list[float]] = {}
+        for k in range(repeats):
+            for impl, fn in contenders:
+                if impl != "tokvec_simple_loop" or k == 0:          # minutes at 40,000: once is enough
+                    times.setdefault(impl, []).append(_seconds(fn))
+        base = statistics.median(times["tiktoken"])
+        for impl, ts in times.items():
+            s = statistics.median(ts)
+            records.append({"task": "long_piece", "piece": label, "tokenizer": "cl100k_base", "impl": impl,
+                            "characters": len(piece), "tokens": len(ids), "seconds": round(s, 4),
+                            "vs_tiktoken": round(s / base, 1), "repeats": len(ts)})
+    return records
+
+
+def piece_length_records(text: str, repeats: int) -> list[dict]:
+    """Microseconds per piece for the simple loop and the heap, by piece length in bytes."""
+    import regex
+
+    tokenizer = bytebpe.published("cl100k_base")
+    buckets = [(1, 8), (9, 16), (17, 32), (33, 64), (65, 10**9)]
+    by_length: dict[tuple[int, int], list[bytes]] = {b: [] for b in buckets}
+    for piece in dict.fromkeys(regex.findall(bytebpe.GPT4_PATTERN, text)):
+        data = piece.encode()
+        if data not in tokenizer._ranks:                        # a piece that is a token needs no merging
+            by_length[next(b for b in buckets if b[0] <= len(data) <= b[1])].append(data)
+    records = []
+    for (low, high), pieces in by_length.items():
+        if not pieces:
+            continue
+        if [tokenizer._encode_piece(p) for p in pieces] != [tokenizer._encode_long_piece(p) for p in pieces]:
+            raise RuntimeError("the heap and the simple loop disagree: not timing a wrong answer")
+        times: dict[str, list[float]] = {}
+        for _ in range(repeats):
+            for impl, fn in (("simple_loop", tokenizer._encode_piece), ("heap", tokenizer._encode_long_piece)):
+                times.setdefault(impl, []).append(_seconds(lambda fn=fn, pieces=pieces: [fn(p) for p in pieces]))
+        for impl, ts in times.items():
+            records.append({"task": "piece_length", "bytes_min": low, "bytes_max": min(high, 10**6),
+                            "pieces": len(pieces), "impl": impl,
+                            "us_per_piece": round(statistics.median(ts) / len(pieces) * 1e6, 2), "repeats": repeats})
+    return records
+
+
+TASKS = ("encode", "train", "stream", "cache", "long_piece", "piece_length")
+
+
+def run(repeats: int = 3, encode_mb: float = 1.0, train_mb: float = 5.0, tasks=TASKS) -> dict:
     small, large = mixed_text(int(encode_mb * 1e6)), mixed_text(int(train_mb * 1e6))
-    corpus = load_corpus()
-    corpora = [("course corpus", corpus, 500), ("course corpus", corpus, 1000),
-               ("English prose, 200 kB", english(200_000), 500), (f"mixed, {train_mb:g} MB", large, 10_000)]
-    texts = {"mixed_encode": small, "mixed_train": large}
+    code = code_text(1_000_000)
+    texts = {"mixed_encode": small, "mixed_train": large, "code": code}
+    records = []
+    if "encode" in tasks:
+        records += encode_records(small, repeats)
+    if "train" in tasks:
+        corpus = load_corpus()
+        corpora = [("course corpus", corpus, 500), ("course corpus", corpus, 1000),
+                   ("English prose, 200 kB", english(200_000), 500), (f"mixed, {train_mb:g} MB", large, 10_000)]
+        records += train_records(corpora, repeats)
+    if "stream" in tasks:
+        records += stream_records({f"mixed, {train_mb:g} MB": large, "Python code, 1 MB": code})
+    if "cache" in tasks:
+        records += cache_records(large)
+    if "long_piece" in tasks:
+        records += long_piece_records(repeats)
+    if "piece_length" in tasks:
+        records += piece_length_records(small, repeats)
     return {
         "texts": {k: {"bytes": len(t.encode()), "characters": len(t),
                       "sha256": hashlib.sha256(t.encode()).hexdigest()} for k, t in texts.items()},
-        "records": encode_records(small, repeats) + train_records(corpora, repeats) + stream_records(large),
+        "records": records,
     }
+
+
+def merge(old: dict, new: dict, tasks) -> dict:
+    """``old`` with the records of ``tasks`` replaced by ``new``'s; ``new``'s command, machine and
+    texts are listed under ``reruns`` (the top-level ``texts`` stay those of ``old``'s records)."""
+    kept = [r for r in old["records"] if r["task"] not in tasks]
+    rerun = {"command": new["command"], "tasks": list(tasks), "machine": new["machine"], "texts": new["texts"]}
+    return {**old, "records": kept + new["records"], "reruns": old.get("reruns", []) + [rerun]}
 
 
 def main(argv=None) -> dict:
@@ -198,14 +354,24 @@ def main(argv=None) -> dict:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--encode-mb", type=float, default=1.0)
     parser.add_argument("--train-mb", type=float, default=5.0)
+    parser.add_argument("--tasks", default=",".join(TASKS), help=f"comma-separated, from {','.join(TASKS)}")
+    parser.add_argument("--update", action="store_true",
+                        help="replace only these tasks' records in the --out file, keep the others")
     parser.add_argument("--out", help="write the results here as JSON")
     args = parser.parse_args(argv)
+    tasks = tuple(t for t in args.tasks.split(",") if t)
+    if unknown := set(tasks) - set(TASKS):
+        parser.error(f"unknown task(s) {sorted(unknown)}; choose from {','.join(TASKS)}")
+    if args.update and not (args.out and Path(args.out).exists()):
+        parser.error("--update needs an existing --out file to update")
     result = {
         "command": "python benchmarks/bytebpe_vs_tiktoken.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {"cpu": cpu_name(), "python": platform.python_version(), "tokvec": metadata.version("tokvec"),
                     "tiktoken": metadata.version("tiktoken"), "regex": metadata.version("regex")},
-        **run(args.repeats, args.encode_mb, args.train_mb),
+        **run(args.repeats, args.encode_mb, args.train_mb, tasks),
     }
+    if args.update:
+        result = merge(json.loads(Path(args.out).read_text(encoding="utf-8")), result, tasks)
     if args.out:
         write(result, args.out)
     print(json.dumps(result, indent=1))

@@ -114,7 +114,9 @@ def test_streaming_yields_before_the_stream_ends(cl100k):
 
 
 @pytest.mark.slow
-def test_streaming_memory_is_bounded(cl100k):
+def test_streaming_memory_is_bounded():
+    """From a fresh tokenizer (an empty cache), built before tracing starts."""
+    cl100k = Tokenizer.from_tiktoken(CL100K_FILE, GPT4_PATTERN, CL100K_SPECIALS)
     line = "The quick brown fox jumps over the lazy dog, 1234 times. Ünïcödé 漢字 👍\n"
     n = 60_000                                           # about 4.6 MB of text
     tracemalloc.start()
