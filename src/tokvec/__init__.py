@@ -4,7 +4,7 @@ The package reads like the table of contents. The data path, one chapter after a
 
 * :mod:`tokvec.text`      -- raw text to tokens: normalization, simple tokenizers, BPE (chapter 1)
 * :mod:`tokvec.bytebpe`   -- byte-level BPE as in GPT-2 and GPT-4: train, encode exactly like
-  tiktoken, stream (the chapter "Byte-level BPE", in preparation)
+  tiktoken, stream, read and write GPT-2's files (chapter 1.1, "Byte-level BPE")
 * :mod:`tokvec.vocab`     -- tokens to ids: the :class:`~tokvec.vocab.Vocabulary` (chapter 2)
 * :mod:`tokvec.reference` -- ids to vectors in pure Python: Algorithms 1 and 2, sinusoids (chapters 3-7)
 * :mod:`tokvec.arrays`    -- the same with whole NumPy arrays (chapter 8)
