@@ -5,6 +5,7 @@ check that the benchmark measures what it says, and that the committed results a
 """
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -128,14 +129,25 @@ def test_bpe_benchmark_results_are_committed_and_consistent():
 
 FAULT_KEYS = {"malloc", "impl", "batch", "seq_len", "d_model", "vocab_size", "out_bytes", "faults_median",
               "faults_min", "faults_max", "min_ms", "median_ms", "repeats"}
-CHECK_KEYS = {"impl", "batch", "seq_len", "d_model", "vocab_size", "ids", "min_ms", "p10_ms", "median_ms",
-              "repeats"}
+CHECK_KEYS = {"impl", "before", "written_bytes", "batch", "seq_len", "d_model", "vocab_size", "ids", "min_ms",
+              "p10_ms", "median_ms", "repeats"}
+PART_KEYS = {"impl", "batch", "seq_len", "d_model", "vocab_size", "min_ms", "p10_ms", "median_ms", "repeats"}
+COPY_KEYS = {"impl", "batch", "seq_len", "d_model", "out_bytes", "moved_bytes", "faults_median", "min_ms",
+             "median_ms", "repeats"}
 PARTS_RESULTS = [p for p in RESULTS if p.name.startswith("cpu-parts-")]
-# glibc hands out fresh pages for every allocation above its mmap threshold (at most 32 MiB); with
-# transparent huge pages always on, or another C library, the counts below do not hold
+# glibc hands out fresh pages for every allocation above its mmap threshold (at most 32 MiB), one
+# fault per 4 KiB page. The counts below do not hold with another C library or page size, with
+# transparent huge pages always on, with PyTorch asked to madvise huge pages for its tensors
+# (THP_MEM_ALLOC_ENABLE=1), with another allocator preloaded (jemalloc, tcmalloc: LD_PRELOAD),
+# or with glibc's malloc tuned already (GLIBC_TUNABLES, MALLOC_MMAP_THRESHOLD_ and the like).
 MEMORY = parts.memory_setting()
-GLIBC_4K = (MEMORY["libc"] or "").startswith("glibc") and MEMORY["page_size"] == 4096 \
+GLIBC_4K = (
+    (MEMORY["libc"] or "").startswith("glibc") and MEMORY["page_size"] == 4096
     and MEMORY["transparent_hugepages"] != "always"
+    and os.environ.get("THP_MEM_ALLOC_ENABLE", "0") in ("", "0")
+    and not os.environ.get("LD_PRELOAD") and not os.environ.get("GLIBC_TUNABLES")
+    and not any(name.startswith("MALLOC_") for name in os.environ)
+)
 CONTENDERS_BUT_PYTHON = [i for i in cpu.CONTENDERS if i != "python"]
 
 
@@ -169,25 +181,74 @@ def test_a_fresh_output_above_the_mmap_threshold_faults_once_per_page():
     assert per_page[(parts.KEEP_LARGE_BLOCKS, "layer", 512)] < 0.01
 
 
-def test_time_checks_times_the_check_alone_at_every_size():
-    records = parts.time_checks([(1, 4, 8), (3, 8, 4)], vocab_size=16, rounds=2, calls=3)
-    assert [(r["batch"], r["seq_len"], r["ids"]) for r in records] == [(1, 4, 4), (3, 8, 24)]
+def test_call_order_rotates_the_rounds_and_drops_a_contender_after_its_last_round():
+    order = cpu.call_order(["a", "b", "c"], 4, {"a": 2})
+    assert order == [(0, "a"), (0, "b"), (0, "c"), (1, "b"), (1, "c"), (1, "a"), (2, "c"), (2, "b"),
+                     (3, "b"), (3, "c")]
+
+
+def test_time_checks_times_the_check_alone_and_after_each_write_at_every_size():
+    records = parts.time_checks([(1, 4, 8), (3, 8, 4)], vocab_size=16, rounds=2, calls=3, cold_calls=1)
+    assert [(r["batch"], r["seq_len"], r["ids"], r["before"]) for r in records] == [
+        (B, T, B * T, before) for B, T in [(1, 4), (3, 8)] for before in parts.CHECK_BEFORE]
     for r in records:
-        assert set(r) == CHECK_KEYS and r["impl"] == "checks" and r["repeats"] == 6
+        assert set(r) == CHECK_KEYS and r["impl"] == "checks"
+        assert r["written_bytes"] == parts.CHECK_BEFORE[r["before"]]
+        assert r["repeats"] == (2 if r["before"] == "write 48 MiB" else 6)
         assert 0 < r["min_ms"] <= r["p10_ms"] <= r["median_ms"]
+
+
+def test_roofline_counts_four_passes_for_the_layer_without_a_gradient():
+    from tokvec.bench.roofline import bytes_moved
+    B, T, d = 2, 3, 4
+    tensor = B * T * d * 4
+    assert bytes_moved(B, T, d, "float32", impl="in_place") == B * T * 8 + 4 * tensor + T * d * 4
+    assert bytes_moved(B, T, d, "float32", impl="copy") == 2 * tensor
+
+
+def test_time_layer_parts_times_every_part_on_the_same_inputs():
+    records = parts.time_layer_parts([(1, 4, 8)], vocab_size=16, rounds=3, warmup=1)
+    assert [r["impl"] for r in records] == list(parts.LAYER_PARTS)
+    for r in records:
+        assert set(r) == PART_KEYS and r["repeats"] == 3 and 0 < r["min_ms"] <= r["p10_ms"] <= r["median_ms"]
+    fns = parts._layer_parts(2, 5, 8, 16, seed=0)
+    with torch.inference_mode():
+        torch.testing.assert_close(fns["layer"](), fns["in_place"](), rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(fns["forward"](), fns["tutorial"](), rtol=1e-6, atol=1e-6)
+        assert fns["check_ids"]() == (2, 5)
+
+
+def test_time_copy_times_a_copy_into_a_kept_and_into_a_new_tensor():
+    records = parts.time_copy([(1, 4, 8), (2, 3, 4)], rounds=2, warmup=1)
+    assert [(r["impl"], r["batch"]) for r in records] == [("copy_", 1), ("clone", 1), ("copy_", 2), ("clone", 2)]
+    records = records[:2]
+    for r in records:
+        assert set(r) == COPY_KEYS and r["moved_bytes"] == 2 * r["out_bytes"] == 2 * 4 * 8 * 4
+        assert r["repeats"] == 2 and 0 < r["min_ms"] <= r["median_ms"]
+
+
+def test_alternate_allocators_alternates_default_and_control_processes():
+    records = parts.alternate_allocators((1, 4, 8), pairs=1, impls=("layer",), repeats=2, warmup=1, vocab_size=16)
+    assert [(r["pair"], r["malloc"], r["impl"]) for r in records] == [
+        (0, "default", "layer"), (0, parts.KEEP_LARGE_BLOCKS, "layer")]
+    assert all(set(r) == FAULT_KEYS | {"pair"} for r in records)
 
 
 def test_parts_cli_writes_json_with_machine_versions_memory_and_the_control(tmp_path, capsys):
     out = tmp_path / "p.json"
     bench_cli.main(["parts", "--sizes", "1x4x8", "--check-sizes", "1x4x8", "2x4x8", "--repeats", "2",
-                    "--check-rounds", "1", "--check-calls", "2", "--no-compile", "--out", str(out)])
+                    "--pairs", "0", "--check-rounds", "1", "--check-calls", "2", "--check-cold-calls", "1",
+                    "--part-sizes", "1x4x8", "--part-rounds", "2", "--copy-rounds", "2", "--no-compile",
+                    "--out", str(out)])
     data = load(out)
     assert data["command"].startswith("python -m tokvec.bench parts --sizes 1x4x8")
     assert {"cpu", "cpu_count"} <= set(data["machine"]) and data["versions"]["torch"]
     assert {"page_size", "libc", "transparent_hugepages", "last_cache"} == set(data["memory"])
     assert [r["malloc"] for r in data["faults"]] == ["default"] * 6 + [parts.KEEP_LARGE_BLOCKS] * 6
-    assert len(data["checks"]) == 2
-    assert "wrote 12 fault and 2 check records" in capsys.readouterr().out
+    assert data["alternating"] == [] and len(data["checks"]) == 2 * len(parts.CHECK_BEFORE)
+    assert len(data["layer_parts"]) == len(parts.LAYER_PARTS) and len(data["copy"]) == 2
+    assert set(data["load_average"]) == {"before", "after"}
+    assert "wrote 12 fault, 0 alternating, 6 check, 6 layer-part and 2 copy records" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("path", PARTS_RESULTS, ids=lambda p: p.name)
@@ -207,5 +268,24 @@ def test_committed_parts_results_are_complete_and_say_what_chapter_10_reads(path
     assert 0.95 < per_page[("default", "layer", 16, 1024, 768)] < 1.05
     assert per_page[("default", "layer", 16, 512, 512)] < 0.1
     assert per_page[(parts.KEEP_LARGE_BLOCKS, "layer", 16, 1024, 768)] < 0.01
-    # the checks alone at every size of the timing run
-    assert {(r["batch"], r["seq_len"], r["d_model"]) for r in data["checks"]} == set(cpu.DEFAULT_SIZES)
+    # ... and so does every tensor like it: the tutorials' expression makes three
+    pages = 16 * 1024 * 768 * 4 // 4096
+    assert per_page[("default", "tutorial", 16, 1024, 768)] * pages == 3 * (pages + 1)
+    # the default and the control in alternating processes, pair by pair: the same counts each time
+    alternating = data["alternating"]
+    assert len(alternating) >= 4 and all(set(r) == FAULT_KEYS | {"pair"} for r in alternating)
+    assert [r["malloc"] for r in alternating if r["impl"] == "layer"] == [
+        "default", parts.KEEP_LARGE_BLOCKS] * (len(alternating) // 4)
+    for r in alternating:
+        per = r["faults_median"] / (r["out_bytes"] / 4096)
+        assert 0.95 < per < 1.05 if r["malloc"] == "default" else per < 0.01
+    # the checks alone, and after each write, at every size of the timing run
+    assert {(r["before"], r["batch"], r["seq_len"], r["d_model"]) for r in data["checks"]} == {
+        (before, *size) for before in parts.CHECK_BEFORE for size in cpu.DEFAULT_SIZES}
+    # the layer taken apart at the two smallest sizes; the copies at every size
+    assert all(set(r) == PART_KEYS and 0 < r["min_ms"] <= r["median_ms"] for r in data["layer_parts"])
+    assert {(r["impl"], r["batch"], r["seq_len"], r["d_model"]) for r in data["layer_parts"]} == {
+        (impl, *size) for impl in parts.LAYER_PARTS for size in cpu.DEFAULT_SIZES[:2]}
+    assert all(set(r) == COPY_KEYS and 0 < r["min_ms"] <= r["median_ms"] for r in data["copy"])
+    assert {(r["impl"], r["batch"], r["seq_len"], r["d_model"]) for r in data["copy"]} == {
+        (impl, *size) for impl in ("copy_", "clone") for size in cpu.DEFAULT_SIZES}

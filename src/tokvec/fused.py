@@ -1,9 +1,10 @@
 """A fused input-layer kernel in Triton: ``out = weight[ids] * scale + table[:T]`` in one pass.
 
-For the planned chapter "Making it fast". The source tutorials' eager expression runs three
-kernels (gather, multiply, add) and moves the output-sized tensor through memory six times;
-this kernel reads each table row once, reads each positional tile once and reuses it across the
-whole batch, and writes each output element once (:mod:`tokvec.roofline` counts the bytes).
+For a chapter "Making it fast", planned and not yet in the book. The source tutorials' eager
+expression runs three kernels (gather, multiply, add) and moves the output-sized tensor through
+memory six times; this kernel reads each table row once, reads each positional tile once and
+reuses it across the whole batch, and writes each output element once
+(:mod:`tokvec.bench.roofline` counts the bytes).
 
 * The arithmetic is done in float32 and rounded **once** to the output dtype, not three times
   as in eager bfloat16. A bfloat16 result is within one bfloat16 step of the float64 value, and

@@ -6,11 +6,14 @@ Nothing on the data path imports this package; it imports the data path and time
   files (written and read; the committed ones ship inside the package, in ``results/``);
 * :mod:`tokvec.bench.cpu`      -- ``python -m tokvec.bench``: pure Python vs NumPy vs PyTorch,
   eager and compiled (chapter 10);
-* :mod:`tokvec.bench.parts`    -- ``python -m tokvec.bench parts``: page faults per call, and the
-  input checks timed alone (chapter 10);
+* :mod:`tokvec.bench.parts`    -- ``python -m tokvec.bench parts``: page faults per call (with an
+  allocator control), the input checks alone and after a cache-evicting write, the layer taken
+  apart, and an output-sized copy (chapter 10);
 * :mod:`tokvec.bench.gpu`      -- ``python -m tokvec.bench kernels``: eager, compiled, the Triton
-  kernel and a plain copy on one GPU;
-* :mod:`tokvec.bench.roofline` -- the bytes the layer must move, and the fastest time that allows.
+  kernel and a plain copy on one GPU (for a chapter "Making it fast", planned and not yet in
+  the book; no GPU numbers are committed);
+* :mod:`tokvec.bench.roofline` -- the bytes the layer must move, and the fastest time that allows
+  (chapter 10 reads its CPU timings against it).
 
 ``from tokvec.bench import load`` reads a committed results file without importing PyTorch.
 """

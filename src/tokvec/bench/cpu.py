@@ -23,9 +23,14 @@ so the times compare like with like:
 
 The PyTorch contenders run on the CPU, and also on ``cuda`` or ``mps`` when present. Each size
 runs a few warm-up calls of every contender, then ``repeats`` timed rounds that call each one
-once (interleaved, and in an order that rotates every round, so noise hits all alike), and
-reports the median. The JSON file records the machine, the versions and the command, so a number
-is never separated from where it was measured.
+once (interleaved, so a slow moment of the machine hits all alike), and reports the median and
+the minimum. Round ``r`` starts at contender ``r % n`` and goes on in the fixed order
+(:func:`call_order`), a rotation: each contender runs right after its fixed predecessor in all
+but the rounds it opens (about one in ``n``), so a contender that leaves large tensors or cold
+caches behind slows mostly the same neighbour (chapter 10 counts it). A seeded shuffle of every
+round would spread that; a future run should use one. Each timed call includes freeing its
+result (it is dropped inside the timing). The JSON file records the machine, the versions and
+the command, so a number is never separated from where it was measured.
 """
 
 from __future__ import annotations
@@ -47,9 +52,10 @@ from tokvec.bench.common import describe, time_call, write
 from tokvec.layers import TransformerEmbedding, device
 from tokvec.validate import check_ids
 
-__all__ = ["CONTENDERS", "DEFAULT_SIZES", "contenders", "main", "run"]
+__all__ = ["CONTENDERS", "DEFAULT_SIZES", "call_order", "contenders", "main", "run"]
 
-#: (batch B, sequence length T, model width d): from a toy batch to a GPT-2-small sized one.
+#: (batch B, sequence length T, model width d): from a toy batch to 16 sequences of GPT-2 small's
+#: context length and width (its vocabulary is not: every size uses ``vocab_size``, 4,096 by default).
 DEFAULT_SIZES: tuple[tuple[int, int, int], ...] = (
     (1, 32, 32), (4, 128, 128), (16, 128, 512), (16, 512, 512), (16, 1024, 768))
 
@@ -97,6 +103,19 @@ def contenders(B: int, T: int, d: int, V: int, seed: int, devices: Sequence[torc
             yield "compiled", dev.type, "float32", torch.compile(tutorial, dynamic=False)
 
 
+def call_order(impls: Sequence, repeats: int, rounds: dict | None = None) -> list[tuple[int, object]]:
+    """The timed calls of :func:`run` in the order they are made: ``(round, contender)`` pairs.
+
+    Round ``r`` starts at ``impls[r % n]`` and goes on in the fixed order, wrapping around (a
+    rotation, not a shuffle). A contender with fewer ``rounds`` (pure Python: 3) sits out the
+    rounds after its last, so its neighbours then meet each other instead.
+    """
+    rounds = rounds or {}
+    n = len(impls)
+    return [(r, impl) for r in range(repeats) for impl in list(impls[r % n:]) + list(impls[:r % n])
+            if r < rounds.get(impl, repeats)]
+
+
 def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: int = 4096, repeats: int = 20,
         warmup: int = 3, devices: Sequence[str] | None = None, python_limit: int = 2**22, seed: int = 0,
         compile: bool = True, log: Callable[[str], None] | None = None) -> list[dict]:
@@ -109,8 +128,9 @@ def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: in
 
     The calls are interleaved: after every contender has warmed up, each round times one call of
     each, so a disturbance (another program taking a core for a moment) hits all of them alike.
-    The order rotates from round to round, so no contender always runs right after the same
-    neighbour (one that leaves large temporary tensors behind slows the next call down).
+    The order of a round is a rotation of the fixed order (:func:`call_order`): each contender
+    follows the same predecessor in every round but those it opens, so one that leaves large
+    tensors or cold caches behind slows mostly the same neighbour.
     """
     if devices is None:
         devices = ["cpu"] + ([device().type] if device().type != "cpu" else [])
@@ -123,10 +143,8 @@ def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: in
             for impl in impls:                                   # warm up (and compile) everyone first
                 time_call(impl[3], repeats=0, warmup=1 if impl[0] == "python" else warmup, dev=impl[1])
             times = {impl: [] for impl in impls}
-            for r in range(repeats):                             # one call of each per round,
-                for impl in impls[r % len(impls):] + impls[:r % len(impls)]:  # starting one further each round
-                    if r < rounds[impl]:
-                        times[impl] += time_call(impl[3], repeats=1, warmup=0, dev=impl[1])
+            for _, impl in call_order(impls, repeats, rounds):   # one call of each per round
+                times[impl] += time_call(impl[3], repeats=1, warmup=0, dev=impl[1])
             for (impl, dev, dtype, _), ts in times.items():
                 median = statistics.median(ts)
                 records.append({"impl": impl, "device": dev, "dtype": dtype, "batch": B, "seq_len": T,

@@ -1,6 +1,6 @@
 """The GPU benchmark of the input layer: eager, compiled, fused and copy, against the bandwidth limit.
 
-For the planned chapter "Making it fast". Run it on one CUDA GPU::
+For a chapter "Making it fast", planned and not yet in the book. Run it on one CUDA GPU::
 
     python -m tokvec.bench kernels --out src/tokvec/bench/results/<gpu>.json
 
@@ -13,7 +13,7 @@ For each configuration it times, in the same run and on the same inputs:
 
 Each timed call starts with a cold cache (a buffer larger than the L2 cache is overwritten first),
 the device is synchronised around the call (CUDA events on a GPU), and the median of ``repeats``
-calls is reported, with ``gbps`` = algorithmic bytes (:func:`tokvec.roofline.bytes_moved`: what a
+calls is reported, with ``gbps`` = algorithmic bytes (:func:`tokvec.bench.roofline.bytes_moved`: what a
 single pass must move, the same count for eager, compiled and fused) / median time. Before timing,
 ``compiled`` and ``fused`` are checked against ``eager``. The result is a list of records with the
 keys ``device, torch, impl, dtype, batch, seq_len, d_model, vocab_size, median_ms, gbps``.

@@ -1,36 +1,51 @@
-"""What a median of the whole call cannot separate: page faults per call, and the checks alone.
+"""What a median of the whole call cannot separate: page faults, the checks alone, the layer's parts.
 
 Taught in chapter 10, "What vectorization buys" (``10_vectorization``). Run it as a script::
 
     python -m tokvec.bench parts                      # printed as a table
     python -m tokvec.bench parts --out results.json   # ... and written to a JSON file
 
-Two measurements, each beside the timing run of :mod:`tokvec.bench.cpu`, not inside it:
+Measurements beside the timing run of :mod:`tokvec.bench.cpu`, not inside it:
 
 * :func:`count_faults` -- the minor page faults each call takes (``ru_minflt`` of
   ``getrusage``, read before and after every call), for the contenders of
-  :func:`tokvec.bench.cpu.contenders` in the same interleaved rounds as
-  :func:`tokvec.bench.cpu.run`. A minor fault is the kernel handing the process a page it has
-  not touched before. glibc's ``malloc`` serves a request at or above its mmap threshold (which
-  adapts, but never beyond 32 MiB on 64-bit Linux) with fresh pages from the kernel and returns
-  them when the block is freed, so such a tensor takes about one fault per 4 KiB page on every
-  call. Faults are counts, not times: another program on the machine does not change them.
-  :func:`main` runs it twice: as the library runs by default, and, as the control, in a fresh
-  process whose glibc keeps blocks up to 128 MiB instead (:data:`KEEP_LARGE_BLOCKS`): the same
-  code on the same inputs, only the allocator's choice changed.
-* :func:`time_checks` -- :func:`tokvec.validate.check_ids` alone, many calls back to back on
-  the ids of each size, with no large contender run in between.
+  :func:`tokvec.bench.cpu.contenders` in the same rotating rounds as :func:`tokvec.bench.cpu.run`.
+  A minor fault is the kernel handing the process a page it has not touched before, zeroed.
+  glibc's ``malloc`` serves a request at or above its *mmap threshold* with a mapping of its own
+  and unmaps it when the block is freed, so such a tensor is fresh memory on every call. The
+  threshold starts at 128 KiB and adapts: when a block that was itself mmapped is freed, and it
+  is at most ``DEFAULT_MMAP_THRESHOLD_MAX`` (32 MiB with 64-bit glibc), the threshold becomes that
+  block's size and the trim threshold twice that. The size counts malloc's header and alignment
+  slack, so a tensor of exactly 32 MiB stays above it too. Smaller blocks are served from the heap
+  and, once the heap has grown to fit them (a few calls: ``faults_max``), reused: a steady state,
+  hence medians. :func:`main` counts twice: as the library runs by default, and, as the control,
+  in a fresh process started with :data:`KEEP_LARGE_BLOCKS`. The counts of the two runs differ
+  only in the allocator's choice; their times come from two processes, not interleaved, and move
+  between runs.
+* :func:`alternate_allocators` -- the default and the control in alternating fresh processes
+  (ABAB...), at one size and for a few contenders: the time a fresh page costs, as a range.
+* :func:`time_checks` -- :func:`tokvec.validate.check_ids` alone on the ids of each size, with
+  warm caches (calls back to back) and, as a cache-eviction control, each call right after a
+  single-threaded NumPy write of a small buffer (512 KiB) or of one larger than the last-level
+  cache (48 MiB).
+* :func:`time_layer_parts` -- what :class:`tokvec.layers.TransformerEmbedding` adds to the
+  arithmetic it shares with ``in_place``, part by part, in one tight loop at small sizes.
+* :func:`time_copy` -- ``dst.copy_(src)`` into a kept tensor and ``src.clone()`` into a fresh one,
+  output-sized: the bandwidth ceiling of a roofline, and fresh memory without anything else.
 
-Every record also holds the minimum time over its calls: on a shared machine, load only ever adds
-time, so the minimum (or a low quantile) is the number least disturbed by it.
+Every timing record holds the minimum over its calls as well as the median: on a shared machine
+load only ever adds time, so the minimum (or a low quantile) is the number least disturbed by it,
+as long as the code itself always does the same work.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
+import random
 import statistics
 import subprocess
 import sys
@@ -38,18 +53,24 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 
 from tokvec.bench.common import describe, time_call, write
-from tokvec.bench.cpu import DEFAULT_SIZES, contenders
+from tokvec.bench.cpu import DEFAULT_SIZES, call_order, contenders
+from tokvec.layers import TransformerEmbedding
 from tokvec.validate import check_ids
 
-__all__ = ["KEEP_LARGE_BLOCKS", "count_faults", "count_faults_in_subprocess", "main", "memory_setting",
-           "time_checks"]
+__all__ = ["CHECK_BEFORE", "KEEP_LARGE_BLOCKS", "alternate_allocators", "count_faults",
+           "count_faults_in_subprocess", "main", "memory_setting", "time_checks", "time_copy",
+           "time_layer_parts"]
 
 #: The control's allocator setting (an environment variable read by glibc at start-up): serve
-#: blocks up to 128 MiB from the process's own heap, and give free memory back to the kernel
-#: only above 1 GiB. A fixed threshold also turns the adaptive one off.
+#: blocks up to 128 MiB from the process's own heap (``mmap_threshold``), and give free memory
+#: at the top of the heap back to the kernel only above 1 GiB (``trim_threshold``; with the
+#: default, 128 KiB, freeing a large block at the top would hand its pages back, and the next
+#: call would fault them in again). Setting either one also turns glibc's adaptive thresholds
+#: off (as setting ``top_pad`` or ``mmap_max`` would), so the control's threshold stays fixed.
 KEEP_LARGE_BLOCKS = "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=134217728:glibc.malloc.trim_threshold=1073741824"
 
 
@@ -86,36 +107,38 @@ def memory_setting() -> dict:
 
 def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: int = 4096,
                  repeats: int = 100, warmup: int = 3, seed: int = 0, compile: bool = True,
-                 malloc: str = "default", log: Callable[[str], None] | None = None) -> list[dict]:
+                 malloc: str = "default", impls: Sequence[str] | None = None,
+                 log: Callable[[str], None] | None = None) -> list[dict]:
     """Minor page faults and time per call, for every CPU contender but pure Python, at every size.
 
-    The contenders are those of :func:`tokvec.bench.cpu.run` and are called the same way: all
-    warmed up, then ``repeats`` rounds of one call each, the order rotating every round, under
-    ``torch.inference_mode()``; so the memory each call finds free is what it found in the
-    timing run. A record holds ``malloc`` (a label for the allocator setting of this process),
-    ``impl, batch, seq_len, d_model, vocab_size, out_bytes`` (of the float32 output),
-    ``faults_median, faults_min, faults_max`` (per call, over the rounds), ``min_ms, median_ms``
-    and ``repeats``.
+    The contenders are those of :func:`tokvec.bench.cpu.run` (or only ``impls``) and are called
+    the same way: all warmed up, then ``repeats`` rounds of one call each in the order of
+    :func:`tokvec.bench.cpu.call_order`, under ``torch.inference_mode()``; so the memory each call
+    finds free is what it found in the timing run. A record holds ``malloc`` (a label for the
+    allocator setting of this process), ``impl, batch, seq_len, d_model, vocab_size, out_bytes``
+    (of the float32 output), ``faults_median, faults_min, faults_max`` (per call, over the
+    rounds), ``min_ms, median_ms`` and ``repeats``.
     """
     records = []
     with torch.inference_mode():
         for B, T, d in sizes:
-            impls = [(name, fn) for name, _, _, fn in contenders(
-                B, T, d, vocab_size, seed, [torch.device("cpu")], python_limit=0, compile=compile)]
-            for _, fn in impls:                                  # warm up (and compile) everyone
+            chosen = [(name, fn) for name, _, _, fn in contenders(
+                B, T, d, vocab_size, seed, [torch.device("cpu")], python_limit=0, compile=compile)
+                if impls is None or name in impls]
+            for _, fn in chosen:                                 # warm up (and compile) everyone
                 for _ in range(warmup):
                     fn()
-            faults = {name: [] for name, _ in impls}
-            times = {name: [] for name, _ in impls}
-            for r in range(repeats):                             # as in cpu.run: rotate the order
-                for name, fn in impls[r % len(impls):] + impls[:r % len(impls)]:
-                    before = minor_faults()
-                    start = time.perf_counter()
-                    fn()
-                    stop = time.perf_counter()
-                    faults[name].append(minor_faults() - before)
-                    times[name].append((stop - start) * 1e3)
-            for name, _ in impls:
+            faults = {name: [] for name, _ in chosen}
+            times = {name: [] for name, _ in chosen}
+            fns = dict(chosen)
+            for _, name in call_order([name for name, _ in chosen], repeats):   # as in cpu.run
+                before = minor_faults()
+                start = time.perf_counter()
+                fns[name]()
+                stop = time.perf_counter()
+                faults[name].append(minor_faults() - before)
+                times[name].append((stop - start) * 1e3)
+            for name, _ in chosen:
                 f, ts = faults[name], times[name]
                 records.append({"malloc": malloc, "impl": name, "batch": B, "seq_len": T, "d_model": d,
                                 "vocab_size": vocab_size, "out_bytes": B * T * d * 4,
@@ -131,46 +154,202 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
 
 def count_faults_in_subprocess(environment: str = KEEP_LARGE_BLOCKS, **kwargs) -> list[dict]:
     """:func:`count_faults` in a fresh Python process with one more environment variable
-    (``"NAME=value"``), which the C library reads only at start-up; ``malloc`` is set to it."""
-    name, value = environment.split("=", 1)
-    kwargs = {**kwargs, "malloc": environment}
+    (``"NAME=value"``), which the C library reads only at start-up; ``malloc`` is set to it.
+    An empty ``environment`` runs the default allocator (``malloc`` is ``"default"``)."""
+    env = dict(os.environ)
+    if environment:
+        name, value = environment.split("=", 1)
+        env[name] = value
+    kwargs = {**kwargs, "malloc": environment or "default"}
     code = ("import json, sys; from tokvec.bench.parts import count_faults; "
             "kw = json.loads(sys.argv[1]); kw['sizes'] = [tuple(s) for s in kw['sizes']]; "
             "print(json.dumps(count_faults(**kw)))")
     kwargs.setdefault("sizes", DEFAULT_SIZES)
     kwargs["sizes"] = [list(s) for s in kwargs["sizes"]]
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(kwargs)], env={**os.environ, name: value},
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(kwargs)], env=env, capture_output=True,
+                          text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def alternate_allocators(size: tuple[int, int, int] = DEFAULT_SIZES[-1], *, pairs: int = 5,
+                         impls: Sequence[str] = ("in_place", "layer"), repeats: int = 20, warmup: int = 10,
+                         vocab_size: int = 4096, seed: int = 0,
+                         log: Callable[[str], None] | None = None) -> list[dict]:
+    """:func:`count_faults` at one ``size`` for ``impls``, in ``2 * pairs`` fresh processes that
+    alternate: default allocator, control (:data:`KEEP_LARGE_BLOCKS`), default, control, ... So
+    a slow minute of the machine falls on both settings, and every pair gives its own time per
+    fault. ``warmup`` calls first, enough for the control's heap to settle. The records are those
+    of :func:`count_faults` with ``pair`` (0, 1, ...) added."""
+    records = []
+    for pair in range(pairs):
+        for environment in ("", KEEP_LARGE_BLOCKS):
+            done = count_faults_in_subprocess(environment, sizes=[size], impls=list(impls), repeats=repeats,
+                                              warmup=warmup, vocab_size=vocab_size, seed=seed, compile=False)
+            for r in done:
+                records.append({**r, "pair": pair})
+                if log:
+                    log(f"pair {pair} {r['malloc'][:14]:>14} {r['impl']:>10} faults/call "
+                        f"{r['faults_median']:8.0f}  min {r['min_ms']:8.3f} ms")
+    return records
+
+
+#: The cache-eviction control of :func:`time_checks`: what each timed call of ``check_ids`` comes
+#: right after, and how many bytes a single-threaded NumPy ``fill`` writes there (untimed). The
+#: machine's last-level cache is 32 MiB (:func:`memory_setting` records it).
+CHECK_BEFORE = {"nothing": 0, "write 512 KiB": 512 * 2**10, "write 48 MiB": 48 * 2**20}
+
+
 def time_checks(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: int = 4096,
-                rounds: int = 20, calls: int = 50, seed: int = 0,
+                rounds: int = 20, calls: int = 50, cold_calls: int = 10, seed: int = 0,
                 log: Callable[[str], None] | None = None) -> list[dict]:
-    """:func:`tokvec.validate.check_ids` alone on the ``(B, T)`` ids of every size: ``rounds``
-    rounds of ``calls`` calls back to back per size (the sizes take turns, so load hits them
-    alike). A record holds ``impl`` ("checks"), ``batch, seq_len, d_model, vocab_size, ids``,
-    ``min_ms, p10_ms, median_ms`` and ``repeats``."""
+    """:func:`tokvec.validate.check_ids` alone on the ``(B, T)`` ids of every size, in ``rounds``
+    rounds (the sizes take turns, so load hits them alike). Each round times, per size and per
+    entry of :data:`CHECK_BEFORE`: ``calls`` calls back to back (``"nothing"``: warm caches, the
+    best case), ``calls`` calls each right after writing a 512 KiB buffer, and ``cold_calls``
+    calls each right after writing a 48 MiB one, which evicts the last-level cache (the writes are
+    untimed, one thread, no allocation). A record holds ``impl`` ("checks"), ``before``,
+    ``written_bytes``, ``batch, seq_len, d_model, vocab_size, ids``, ``min_ms, p10_ms, median_ms``
+    and ``repeats``."""
     ids = {}
     for B, T, d in sizes:
         gen = torch.Generator().manual_seed(seed)                  # the ids of cpu.contenders
         ids[(B, T, d)] = torch.randint(0, vocab_size, (B, T), generator=gen)
-    times = {size: [] for size in sizes}
+    buffers = {name: np.ones(n // 4, dtype=np.float32) for name, n in CHECK_BEFORE.items() if n}
+    before = {name: None if name not in buffers else (lambda b=buffers[name]: b.fill(1.0))
+              for name in CHECK_BEFORE}
+    times = {(size, name): [] for size in sizes for name in CHECK_BEFORE}
     with torch.inference_mode():
         for r in range(rounds):
             for size in sizes:
                 x, T = ids[size], size[1]
-                times[size] += time_call(lambda x=x, T=T: check_ids(x, vocab_size, T), repeats=calls,
-                                         warmup=3 if r == 0 else 0)
+                for name in CHECK_BEFORE:
+                    n = cold_calls if CHECK_BEFORE[name] > 2**20 else calls
+                    times[(size, name)] += time_call(lambda x=x, T=T: check_ids(x, vocab_size, T), repeats=n,
+                                                     warmup=3 if r == 0 else 0, before=before[name])
     records = []
-    for (B, T, d), ts in times.items():
-        p10 = statistics.quantiles(ts, n=10, method="inclusive")[0]
-        records.append({"impl": "checks", "batch": B, "seq_len": T, "d_model": d, "vocab_size": vocab_size,
-                        "ids": B * T, "min_ms": round(min(ts), 5), "p10_ms": round(p10, 5),
+    for ((B, T, d), name), ts in times.items():
+        p10 = statistics.quantiles(ts, n=10, method="inclusive")[0] if len(ts) > 1 else ts[0]
+        records.append({"impl": "checks", "before": name, "written_bytes": CHECK_BEFORE[name], "batch": B,
+                        "seq_len": T, "d_model": d, "vocab_size": vocab_size, "ids": B * T,
+                        "min_ms": round(min(ts), 5), "p10_ms": round(p10, 5),
                         "median_ms": round(statistics.median(ts), 5), "repeats": len(ts)})
         if log:
-            log(f"checks alone  B={B:<3} T={T:<4} ({B * T:6} ids)  min {min(ts) * 1e3:7.1f} us  "
+            log(f"checks after {name:>13}  B={B:<3} T={T:<4} ({B * T:6} ids)  min {min(ts) * 1e3:7.1f} us  "
                 f"p10 {p10 * 1e3:7.1f} us  median {statistics.median(ts) * 1e3:7.1f} us")
+    return records
+
+
+#: The parts of :func:`time_layer_parts`, in the order of its records.
+LAYER_PARTS = ("tutorial", "in_place", "layer", "forward", "check_ids", "dropout")
+
+
+def _layer_parts(B: int, T: int, d: int, V: int, seed: int) -> dict[str, Callable[[], object]]:
+    """The callables of :func:`time_layer_parts` at one size, on the inputs of ``cpu.contenders``."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randint(0, V, (B, T), generator=gen)                                # (B, T) int64
+    torch.manual_seed(seed)
+    lay = TransformerEmbedding(V, d, T, dropout=0.1).eval()
+    emb, pe, scale = lay.token, lay.pe, math.sqrt(d)
+    out = lay(x)                                                                   # (B, T, d)
+
+    def in_place():
+        rows = emb(x)
+        return torch.add(pe[:T], rows, alpha=scale, out=rows)
+
+    return {"tutorial": lambda: emb(x) * math.sqrt(d) + pe[:T], "in_place": in_place,
+            "layer": lambda: lay(x), "forward": lambda: lay.forward(x),
+            "check_ids": lambda: check_ids(x, V, T), "dropout": lambda: lay.dropout(out)}
+
+
+def time_layer_parts(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES[:2], *, vocab_size: int = 4096,
+                     rounds: int = 3000, warmup: int = 50, seed: int = 0,
+                     log: Callable[[str], None] | None = None) -> list[dict]:
+    """What the layer adds to ``in_place``, part by part: each part timed in the same tight loop.
+
+    At each size, with the ids, weights and table of :func:`tokvec.bench.cpu.contenders`, under
+    ``torch.inference_mode()``, every round calls each of :data:`LAYER_PARTS` once, in an order
+    shuffled every round with a seeded generator:
+
+    * ``tutorial``, ``in_place``, ``layer`` -- as in :func:`tokvec.bench.cpu.contenders`;
+    * ``forward``   -- ``layer.forward(ids)``: the layer without its own ``nn.Module`` call, so
+      ``layer - forward`` is the cost of that call;
+    * ``check_ids`` -- :func:`tokvec.validate.check_ids` on the ids, as the layer calls it;
+    * ``dropout``   -- ``layer.dropout(out)`` in eval mode: a second module call, which returns its
+      input.
+
+    Only small sizes: there the parts are comparable with the whole, and nothing large runs in
+    between, so caches stay warm (the best case of every part). A record holds ``impl, batch,
+    seq_len, d_model, vocab_size, min_ms, p10_ms, median_ms, repeats``.
+    """
+    records = []
+    order = random.Random(seed)
+    with torch.inference_mode():
+        for B, T, d in sizes:
+            fns = _layer_parts(B, T, d, vocab_size, seed)
+            names = list(LAYER_PARTS)
+            for name in names:
+                for _ in range(warmup):
+                    fns[name]()
+            times = {name: [] for name in names}
+            for _ in range(rounds):
+                order.shuffle(names)
+                for name in names:
+                    start = time.perf_counter()
+                    fns[name]()
+                    times[name].append((time.perf_counter() - start) * 1e3)
+            for name in LAYER_PARTS:
+                ts = times[name]
+                p10 = statistics.quantiles(ts, n=10, method="inclusive")[0] if len(ts) > 1 else ts[0]
+                records.append({"impl": name, "batch": B, "seq_len": T, "d_model": d, "vocab_size": vocab_size,
+                                "min_ms": round(min(ts), 5), "p10_ms": round(p10, 5),
+                                "median_ms": round(statistics.median(ts), 5), "repeats": len(ts)})
+                if log:
+                    log(f"layer part {name:>9}  B={B:<3} T={T:<4} d={d:<4} min {min(ts) * 1e3:7.1f} us  "
+                        f"median {statistics.median(ts) * 1e3:7.1f} us")
+    return records
+
+
+def time_copy(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, rounds: int = 100, warmup: int = 5,
+              log: Callable[[str], None] | None = None) -> list[dict]:
+    """An output-sized float32 copy at every size, two ways, in ``rounds`` rounds that each call
+    both at every size (in the rotating order of :func:`tokvec.bench.cpu.call_order`):
+
+    * ``copy_`` -- ``dst.copy_(src)`` into a tensor kept from call to call: one read and one write
+      of the output's bytes and nothing else, the bandwidth ceiling of a roofline;
+    * ``clone`` -- ``src.clone()``: the same copy into a new tensor, freed inside the timing, so
+      ``clone - copy_`` is what the allocation costs, fresh pages included where there are any.
+
+    A record holds ``impl, batch, seq_len, d_model, out_bytes, moved_bytes`` (read plus written),
+    ``faults_median, min_ms, median_ms, repeats``."""
+    fns = {}
+    for B, T, d in sizes:
+        src = torch.rand(B, T, d, generator=torch.Generator().manual_seed(0))       # (B, T, d) float32
+        dst = torch.empty_like(src)
+        fns[("copy_", B, T, d)] = lambda src=src, dst=dst: dst.copy_(src)
+        fns[("clone", B, T, d)] = lambda src=src: src.clone()
+    faults = {key: [] for key in fns}
+    times = {key: [] for key in fns}
+    with torch.inference_mode():
+        for fn in fns.values():
+            for _ in range(warmup):
+                fn()
+        for _, key in call_order(list(fns), rounds):
+            before = minor_faults()
+            start = time.perf_counter()
+            fns[key]()
+            stop = time.perf_counter()
+            faults[key].append(minor_faults() - before)
+            times[key].append((stop - start) * 1e3)
+    records = []
+    for (name, B, T, d), ts in times.items():
+        out_bytes = B * T * d * 4
+        records.append({"impl": name, "batch": B, "seq_len": T, "d_model": d, "out_bytes": out_bytes,
+                        "moved_bytes": 2 * out_bytes, "faults_median": statistics.median(faults[(name, B, T, d)]),
+                        "min_ms": round(min(ts), 5), "median_ms": round(statistics.median(ts), 5),
+                        "repeats": len(ts)})
+        if log:
+            log(f"{name:>6}  B={B:<3} T={T:<4} d={d:<4} faults/call {statistics.median(faults[(name, B, T, d)]):7.0f}  "
+                f"min {min(ts):8.3f} ms  {2 * out_bytes / min(ts) / 1e6:6.1f} GB/s")
     return records
 
 
@@ -181,28 +360,45 @@ def main(argv: Sequence[str] | None = None) -> dict:
 
     parser = argparse.ArgumentParser(prog="python -m tokvec.bench parts", description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=_parse_size, nargs="+", default=list(DEFAULT_SIZES), metavar="BxTxd",
-                        help="sizes of the page-fault count")
+                        help="sizes of the page-fault count and the copies")
     parser.add_argument("--check-sizes", type=_parse_size, nargs="+", default=list(DEFAULT_SIZES),
                         metavar="BxTxd", help="sizes of the checks timed alone")
     parser.add_argument("--vocab-size", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=100, help="rounds of the page-fault count")
+    parser.add_argument("--pairs", type=int, default=5, help="default/control process pairs (0: none)")
+    parser.add_argument("--pair-size", type=_parse_size, default=DEFAULT_SIZES[-1], metavar="BxTxd")
     parser.add_argument("--check-rounds", type=int, default=20)
-    parser.add_argument("--check-calls", type=int, default=50, help="calls back to back per round")
+    parser.add_argument("--check-calls", type=int, default=50, help="calls per round and condition")
+    parser.add_argument("--check-cold-calls", type=int, default=10, help="... right after the 48 MiB write")
+    parser.add_argument("--part-sizes", type=_parse_size, nargs="+", default=list(DEFAULT_SIZES[:2]),
+                        metavar="BxTxd", help="sizes of the layer taken apart")
+    parser.add_argument("--part-rounds", type=int, default=3000)
+    parser.add_argument("--copy-rounds", type=int, default=100)
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     parser.add_argument("--out", default=None, help="write the results as JSON to this file")
     args = parser.parse_args(argv)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")            # as in cpu.main
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
     options = {"vocab_size": args.vocab_size, "repeats": args.repeats, "compile": not args.no_compile}
     faults = count_faults(args.sizes, **options, log=print)
     faults += count_faults_in_subprocess(KEEP_LARGE_BLOCKS, sizes=args.sizes, **options)
     for r in faults[len(faults) // 2:]:
         print(f"{'control':>14} {r['impl']:>10}  B={r['batch']:<3} T={r['seq_len']:<4} d={r['d_model']:<4} "
               f"faults/call {r['faults_median']:8.0f}  min {r['min_ms']:8.3f} ms")
+    alternating = alternate_allocators(args.pair_size, pairs=args.pairs, vocab_size=args.vocab_size, log=print)
     checks = time_checks(args.check_sizes, vocab_size=args.vocab_size, rounds=args.check_rounds,
-                         calls=args.check_calls, log=print)
+                         calls=args.check_calls, cold_calls=args.check_cold_calls, log=print)
+    layer_parts = time_layer_parts(args.part_sizes, vocab_size=args.vocab_size, rounds=args.part_rounds,
+                                   log=print)
+    copies = time_copy(args.sizes, rounds=args.copy_rounds, log=print)
+    # how busy the machine was (runnable processes, averaged over 1, 5 and 15 minutes): the times
+    # above are minima and medians taken while other programs may have shared the cores
+    load = {"before": load_before, "after": os.getloadavg() if hasattr(os, "getloadavg") else None}
     result = {**describe(" ".join(["python -m tokvec.bench parts", *argv])), "memory": memory_setting(),
-              "faults": faults, "checks": checks}
+              "load_average": load, "faults": faults, "alternating": alternating, "checks": checks,
+              "layer_parts": layer_parts, "copy": copies}
     if args.out:
         write(result, args.out)
-        print(f"wrote {len(faults)} fault and {len(checks)} check records to {args.out}")
+        print(f"wrote {len(faults)} fault, {len(alternating)} alternating, {len(checks)} check, "
+              f"{len(layer_parts)} layer-part and {len(copies)} copy records to {args.out}")
     return result

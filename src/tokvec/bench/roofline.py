@@ -1,7 +1,9 @@
 """How many bytes the input layer must move, and the fastest time that allows (a roofline).
 
-For the planned chapter "Making it fast" (not yet written: it needs a GPU to measure).
-The forward pass ``emb(ids) * sqrt(d) + PE[:T]`` does almost no arithmetic per byte, so memory
+Chapter 10 ("What vectorization buys") reads the CPU timings against it; a chapter on the GPU
+kernel, "Making it fast", is planned and not yet in the book (it needs a GPU to measure). The
+forward pass ``emb(ids) * sqrt(d) + PE[:T]`` does almost no arithmetic per byte, so once a call
+is large enough that its fixed cost (Python, dispatch, allocation) no longer dominates, memory
 traffic, not FLOPs, bounds its time: ``time >= bytes / bandwidth``. These functions count the
 *algorithmic* bytes of each way of computing it:
 
@@ -10,6 +12,9 @@ traffic, not FLOPs, bounds its time: ``time >= bytes / bandwidth``. These functi
 * ``eager``: the three kernels of the source tutorials' expression; the gather reads the rows and writes a
   temporary, the multiply reads it and writes another, and the add reads that and the positional
   tile and writes the output: six tensor-sized passes instead of two;
+* ``in_place``: the two kernels of :class:`tokvec.layers.TransformerEmbedding` without a gradient;
+  the gather reads the rows and writes the output, the add reads it and the positional tile and
+  writes it again: four tensor-sized passes;
 * ``copy``: ``out.copy_(src)`` of an output-sized tensor, one read and one write: the practical
   ceiling any gather can hope to match.
 """
@@ -26,7 +31,8 @@ DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
 
 def bytes_moved(batch: int, seq_len: int, d_model: int, dtype: str = "bfloat16", *,
                 impl: str = "fused", id_bytes: int = 8) -> int:
-    """Algorithmic bytes read and written by one forward pass of ``impl`` (fused, eager or copy)."""
+    """Algorithmic bytes read and written by one forward pass of ``impl`` (fused, eager, in_place or
+    copy)."""
     for name, value in (("batch", batch), ("seq_len", seq_len), ("d_model", d_model)):
         validate.positive_int(value, name)
     if dtype not in DTYPE_BYTES:
@@ -39,9 +45,11 @@ def bytes_moved(batch: int, seq_len: int, d_model: int, dtype: str = "bfloat16",
         return ids + tensor + seq_len * d_model * e + tensor     # ids, rows, PE tile once, output
     if impl == "eager":
         return ids + 6 * tensor + seq_len * d_model * e          # 2 passes per kernel, PE tile once
+    if impl == "in_place":
+        return ids + 4 * tensor + seq_len * d_model * e          # gather 2 passes, add 2, PE once
     if impl == "copy":
         return 2 * tensor
-    raise ValueError(f"impl must be 'fused', 'eager' or 'copy', got {impl!r}")
+    raise ValueError(f"impl must be 'fused', 'eager', 'in_place' or 'copy', got {impl!r}")
 
 
 def min_time_ms(n_bytes: int, bandwidth_tb_s: float) -> float:
