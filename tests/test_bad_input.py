@@ -167,8 +167,9 @@ CASES += [("TransformerEmbedding.forward", LAYER, {"ids": torch.tensor([1])},
            {"ids": (BAD_IDS, "ids|token id|sequence")})]
 
 
-def _calls():
-    for case_id, fn, valid, params in CASES:
+def bad_calls(cases):
+    """One pytest parameter per (case, argument, bad value) of a table like ``CASES``."""
+    for case_id, fn, valid, params in cases:
         for name, spec in params.items():
             values, pattern = spec if isinstance(spec, tuple) else (spec, re.escape(name))
             for k, value in enumerate(values):
@@ -183,7 +184,7 @@ def test_every_case_is_valid_with_its_valid_arguments(tmp_path):
             fn(**valid)
 
 
-@pytest.mark.parametrize("fn, valid, name, value, pattern", list(_calls()))
+@pytest.mark.parametrize("fn, valid, name, value, pattern", list(bad_calls(CASES)))
 def test_bad_argument_is_a_clear_error(fn, valid, name, value, pattern):
     with pytest.raises((TypeError, ValueError, IndexError, KeyError)) as info:
         fn(**{**valid, name: value})

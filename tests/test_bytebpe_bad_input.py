@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from test_bad_input import GENERIC
+from test_bad_input import GENERIC, bad_calls
 
 from tokvec import bytebpe
 from tokvec.bytebpe import Tokenizer
@@ -52,14 +52,6 @@ CASES = [
 ]
 
 
-def _calls():
-    for case_id, fn, valid, params in CASES:
-        for name, spec in params.items():
-            values, pattern = spec if isinstance(spec, tuple) else (spec, re.escape(name))
-            for k, value in enumerate(values):
-                yield pytest.param(fn, valid, name, value, pattern, id=f"{case_id}-{name}-{k}")
-
-
 def test_every_case_is_valid_with_its_valid_arguments(tmp_path):
     for case_id, fn, valid, _ in CASES:
         if case_id == "Tokenizer.save":
@@ -69,7 +61,7 @@ def test_every_case_is_valid_with_its_valid_arguments(tmp_path):
             list(result)                          # a generator runs only when read
 
 
-@pytest.mark.parametrize("fn, valid, name, value, pattern", list(_calls()))
+@pytest.mark.parametrize("fn, valid, name, value, pattern", list(bad_calls(CASES)))
 def test_bad_argument_is_a_clear_error(fn, valid, name, value, pattern):
     with pytest.raises((TypeError, ValueError)) as info:
         result = fn(**{**valid, name: value})
