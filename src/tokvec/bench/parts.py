@@ -81,6 +81,21 @@ def minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def _faults_and_times(fns: dict, rounds: int) -> tuple[dict, dict]:
+    """Call every function once per round, in :func:`call_order`; each call's minor page faults
+    and its time in milliseconds, by key."""
+    faults = {key: [] for key in fns}
+    times = {key: [] for key in fns}
+    for _, key in call_order(list(fns), rounds):
+        before = minor_faults()
+        start = time.perf_counter()
+        fns[key]()
+        stop = time.perf_counter()
+        faults[key].append(minor_faults() - before)
+        times[key].append((stop - start) * 1e3)
+    return faults, times
+
+
 def memory_setting() -> dict:
     """What decides how many faults an allocation takes (page size, C library, transparent huge
     pages), and the largest CPU cache, which decides what fits close to the cores. A value the
@@ -128,16 +143,7 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
             for _, fn in chosen:                                 # warm up (and compile) everyone
                 for _ in range(warmup):
                     fn()
-            faults = {name: [] for name, _ in chosen}
-            times = {name: [] for name, _ in chosen}
-            fns = dict(chosen)
-            for _, name in call_order([name for name, _ in chosen], repeats):   # as in cpu.run
-                before = minor_faults()
-                start = time.perf_counter()
-                fns[name]()
-                stop = time.perf_counter()
-                faults[name].append(minor_faults() - before)
-                times[name].append((stop - start) * 1e3)
+            faults, times = _faults_and_times(dict(chosen), repeats)           # as in cpu.run
             for name, _ in chosen:
                 f, ts = faults[name], times[name]
                 records.append({"malloc": malloc, "impl": name, "batch": B, "seq_len": T, "d_model": d,
@@ -327,19 +333,11 @@ def time_copy(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, rounds: 
         dst = torch.empty_like(src)
         fns[("copy_", B, T, d)] = lambda src=src, dst=dst: dst.copy_(src)
         fns[("clone", B, T, d)] = lambda src=src: src.clone()
-    faults = {key: [] for key in fns}
-    times = {key: [] for key in fns}
     with torch.inference_mode():
         for fn in fns.values():
             for _ in range(warmup):
                 fn()
-        for _, key in call_order(list(fns), rounds):
-            before = minor_faults()
-            start = time.perf_counter()
-            fns[key]()
-            stop = time.perf_counter()
-            faults[key].append(minor_faults() - before)
-            times[key].append((stop - start) * 1e3)
+        faults, times = _faults_and_times(fns, rounds)
     records = []
     for (name, B, T, d), ts in times.items():
         out_bytes = B * T * d * 4
