@@ -52,11 +52,13 @@ class Tokenizer:
 
     **Memory.** A cache remembers the ids of each piece it has merged (text repeats its words).
     It holds at most :attr:`cache_size` (65,536) pieces of at most :attr:`cache_piece_bytes` (64)
-    bytes and is emptied when full. Full, it takes about 8 MB on ordinary text (120 bytes a piece)
-    and at most about 40 MB (600 bytes a piece: 64 control characters, one id each).
-    ``encode_iterable`` holds, besides the cache, the current chunk and the last pieces before it,
-    so its memory does not grow with the stream: under about 45 MB plus one chunk, whatever the
-    text. Measured from a fresh tokenizer with ``tracemalloc`` (``benchmarks/bytebpe_vs_tiktoken.py``,
+    bytes and is emptied when full. Full, its ids take about 8 MB on ordinary text (120 bytes a
+    piece) and about 40 MB for pieces of 64 control characters (one id each); the benchmark does
+    not count the piece strings it is keyed by, so the whole cache takes more.
+    ``encode_iterable`` holds, besides the cache, the current chunk and the pieces it keeps back.
+    A piece is settled only once it ends, so on ordinary text its memory does not grow with the
+    stream, but one very long piece (a megabyte of letters with no space) stays in the buffer
+    whole, and is scanned again with each chunk until it ends. Measured from a fresh tokenizer with ``tracemalloc`` (``benchmarks/bytebpe_vs_tiktoken.py``,
     tasks ``stream`` and ``cache``): streamed line by line, 1 MB of Python code peaks at 2.1 MB and
     5 MB of mixed text at 11.7 MB (the cache fills once and starts afresh); ``encode`` of the same
     texts peaks at 15 MB and 77 MB.
@@ -428,7 +430,7 @@ class Tokenizer:
         where a special token may begin is settled except its last two pieces. With GPT-2's and
         GPT-4's patterns more text can change only the last piece (a rule that reads to the end of
         the buffer, a run of letters or of whitespace, has taken everything up to it), or the
-        last two when GPT-2's case-sensitive contraction rule failed for want of a character:
+        last two when a GPT-2 contraction is cut off and its apostrophe stands alone:
         ``we'l`` is ``we ' l``, ``we'll`` is ``we 'll``. A piece that two more follow is final.
         """
         ids: list[int] = []
