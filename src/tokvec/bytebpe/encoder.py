@@ -58,10 +58,11 @@ class Tokenizer:
     ``encode_iterable`` holds, besides the cache, the current chunk and the pieces it keeps back.
     A piece is settled only once it ends, so on ordinary text its memory does not grow with the
     stream, but one very long piece (a megabyte of letters with no space) stays in the buffer
-    whole, and is scanned again with each chunk until it ends. Measured from a fresh tokenizer with ``tracemalloc`` (``benchmarks/bytebpe_vs_tiktoken.py``,
-    tasks ``stream`` and ``cache``): streamed line by line, 1 MB of Python code peaks at 2.1 MB and
-    5 MB of mixed text at 11.7 MB (the cache fills once and starts afresh); ``encode`` of the same
-    texts peaks at 15 MB and 77 MB.
+    whole, and is scanned again with each chunk until it ends. Measured from a fresh tokenizer
+    with ``tracemalloc`` (``benchmarks/bytebpe_vs_tiktoken.py``, tasks ``stream`` and ``cache``):
+    streamed line by line, 1 MB of Python code peaks at 2.1 MB and 5 MB of mixed text at 11.7 MB
+    (the cache fills once and starts afresh); ``encode`` of the same texts peaks at 15 MB and
+    77 MB.
     """
 
     #: At most this many pieces stay in the cache; when it is full it is emptied and refilled
