@@ -23,8 +23,10 @@ machine with the same pins times the same text (its SHA-256 is in the results):
   code (the standard library): time, then peak memory in a separate traced run (``tracemalloc``;
   the tokenizer is built before tracing starts, so its vocabulary is not counted).
 * ``cache``: what the encoder's piece cache holds when full (``Tokenizer.cache_size`` pieces):
-  filled with the distinct pieces of the mixed text, and with pieces of 64 control characters,
-  each its own token (64 ids: the costliest entry a piece of at most 64 bytes can make).
+  filled with the distinct pieces of the mixed text, with pieces of 64 control characters,
+  each its own token (64 ids), and with pieces of an emoji and 60 control characters (fewer ids,
+  but a key of 4 bytes a character: the costliest entry found). The keys are made inside the
+  traced call, so they are counted with the ids.
 * ``long_piece``: one pre-token of 10,000 to 160,000 characters (DNA-like letters, one letter
   repeated, random letters): tiktoken, tokvec, and tokvec's simple quadratic loop
   (``_encode_piece``, which long pieces no longer use) on the shorter DNA pieces.
@@ -231,11 +233,18 @@ def cache_records(text: str, seed: int = 0) -> list[dict]:
     # control characters that are not whitespace: one piece, one byte and one id each, no merges
     control = [chr(c) for c in [*range(0x00, 0x09), *range(0x0E, 0x1C), 0x7F]]
     costly = list(dict.fromkeys("".join(rng.choice(control) for _ in range(longest)) for _ in range(size)))
+    # one emoji makes the key a 4-byte-per-character string (a larger key): 4 + 60 = 64 bytes
+    wide = list(dict.fromkeys("\N{THUMBS UP SIGN}" + "".join(rng.choice(control) for _ in range(longest - 4))
+                              for _ in range(size)))
     records = []
-    for label, pieces in (("pieces of the mixed text", real[:size]), ("64 control characters", costly)):
+    for label, pieces in (("pieces of the mixed text", real[:size]), ("64 control characters", costly),
+                          ("an emoji and 60 control characters", wide)):
+        # the keys are made inside the traced call (decoded from bytes), so the cache's keys count
+        encoded = [p.encode() for p in pieces]
         for name in ("cl100k_base", "gpt2"):
             tokenizer = bytebpe.published(name)
-            mb = _retained_mb(lambda tokenizer=tokenizer, pieces=pieces: [tokenizer._piece_ids(p) for p in pieces])
+            mb = _retained_mb(lambda tokenizer=tokenizer, encoded=encoded:
+                              [tokenizer._piece_ids(b.decode()) for b in encoded])
             entries = len(tokenizer._cache)
             ids = sum(len(v) for v in tokenizer._cache.values())
             records.append({"task": "cache", "pieces": label, "tokenizer": name, "entries": entries,
