@@ -6,6 +6,7 @@ contraction rule is case-sensitive and reads up to two characters past a ``'``, 
 and ``<x>``). Every split point of contraction-heavy text is tried, in lower and upper case, with
 chunk sizes 1 to 9, on GPT-2's and GPT-4's published tokenizers and on small trained ones with
 either pattern and nested special tokens; Hypothesis then draws texts and chunkings at random.
+A run that never ends a piece, streamed in small chunks, is scanned a few times, not once per chunk.
 """
 
 import pytest
@@ -148,3 +149,29 @@ def test_streaming_equals_encode_for_any_unicode_with_surrogates(text, cuts):
     for name in ("gpt2", "cl100k_base"):
         tokenizer = ours(name)
         assert list(tokenizer.encode_iterable(chunks)) == tokenizer.encode(text), name
+
+
+class CountingTokenizer(Tokenizer):
+    """Counts the characters that encode_iterable hands to its scan for settled pieces."""
+
+    scanned = 0
+
+    def _encode_settled(self, buffer):
+        self.scanned += len(buffer)
+        return super()._encode_settled(buffer)
+
+
+@pytest.mark.parametrize("text", ["ACGT" * 25_000, " " * 100_000, "ab " * 33_000], ids=["DNA", "spaces", "words"])
+def test_streaming_a_long_run_scans_each_character_a_few_times(text):
+    """One piece of 100,000 DNA letters or spaces, in 100-character chunks: the work is linear.
+
+    A piece is settled only once it ends, so the unsettled tail grows with the run; scanning it
+    again after every chunk read 50 million characters here (500 per character). Ordinary words
+    are scanned about once. Counted, not timed.
+    """
+    published = ours("cl100k_base")
+    tokenizer = CountingTokenizer.__new__(CountingTokenizer)
+    tokenizer.__dict__.update(published.__dict__, _cache={})
+    chunks = [text[i:i + 100] for i in range(0, len(text), 100)]
+    assert list(tokenizer.encode_iterable(chunks)) == published.encode(text)
+    assert tokenizer.scanned <= 3 * len(text)

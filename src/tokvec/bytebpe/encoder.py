@@ -52,13 +52,17 @@ class Tokenizer:
 
     **Memory.** A cache remembers the ids of each piece it has merged (text repeats its words).
     It holds at most :attr:`cache_size` (65,536) pieces of at most :attr:`cache_piece_bytes` (64)
-    bytes and is emptied when full. Full, its ids take about 8 MB on ordinary text (120 bytes a
-    piece) and about 40 MB for pieces of 64 control characters (one id each); the benchmark does
-    not count the piece strings it is keyed by, so the whole cache takes more.
-    ``encode_iterable`` holds, besides the cache, the current chunk and the pieces it keeps back.
-    A piece is settled only once it ends, so on ordinary text its memory does not grow with the
-    stream, but one very long piece (a megabyte of letters with no space) stays in the buffer
-    whole, and is scanned again with each chunk until it ends. Measured from a fresh tokenizer
+    bytes and is emptied when full. Full, keys and ids together take about 12 MB on ordinary text
+    (about 180-190 bytes a piece) and at most about 60 MB (an emoji and 60 control characters:
+    a key of 4 bytes a character and 62-63 ids), measured by the benchmark's ``cache`` task.
+    ``encode_iterable`` holds, besides the cache, its pending text: the last two pieces (a piece
+    is settled only once it ends), anything that may still become a special token, and what it
+    has read since it last looked, at most as much again plus one chunk. On ordinary text that
+    is a line or two however long the stream, but a piece has no length limit: a long run (a
+    megabyte of DNA letters, or of blank space) is held whole until it ends, and merging it then
+    takes about 180 bytes a character (400 kB of DNA letters streamed in 4 kB chunks peaks at
+    72 MB, ``encode`` of it 71 MB). The pending text is scanned again only once it has doubled, so
+    the work stays linear in the length of the stream. Measured from a fresh tokenizer
     with ``tracemalloc`` (``benchmarks/bytebpe_vs_tiktoken.py``, tasks ``stream`` and ``cache``):
     streamed line by line, 1 MB of Python code peaks at 2.1 MB and 5 MB of mixed text at 11.7 MB
     (the cache fills once and starts afresh); ``encode`` of the same texts peaks at 15 MB and
@@ -276,21 +280,40 @@ class Tokenizer:
 
     def _piece_ids(self, piece: str) -> list[int]:
         """The ids of one pre-token, cached (up to ``cache_size`` pieces): text repeats its words."""
-        ids = self._cache.get(piece)
-        if ids is None:
-            data = piece.encode("utf-8")
-            ids = self._encode_piece(data) if len(data) <= self.long_piece_bytes else self._encode_long_piece(data)
-            if len(data) <= self.cache_piece_bytes and self.cache_size > 0:
-                if len(self._cache) >= self.cache_size:
-                    self._cache.clear()                   # bounded memory; frequent pieces come back
-                self._cache[piece] = ids
+        ids: list[int] = []
+        self._encode_pieces([piece], ids)
         return ids
 
     def _encode_ordinary(self, text: str, out: list[int]) -> None:
-        cache, piece_ids = self._cache, self._piece_ids
-        for piece in self._pat.findall(text):
+        self._encode_pieces(self._pat.findall(text), out)
+
+    def _encode_pieces(self, pieces: list[str], out: list[int]) -> None:
+        """Append the ids of ``pieces`` (pre-tokens) to ``out``: the hot loop of encoding.
+
+        A piece in the cache has its ids at once (text repeats its words: 1 MB of mixed text has
+        194,000 pieces, 28,000 of them distinct). Otherwise a piece that is a token is that token;
+        a short one is merged by :meth:`_encode_piece`, a long one by :meth:`_encode_long_piece`;
+        the ids of a piece of at most ``cache_piece_bytes`` bytes are cached, and the cache is
+        emptied when it holds ``cache_size``. Timed in ``benchmarks/bytebpe_vs_tiktoken.py`` (task
+        ``encode``).
+        """
+        cache, ranks, encoder = self._cache, self._ranks, self._encoder
+        long_piece, cacheable, cache_size = self.long_piece_bytes, self.cache_piece_bytes, self.cache_size
+        for piece in pieces:
             ids = cache.get(piece)
-            out += ids if ids is not None else piece_ids(piece)
+            if ids is None:
+                data = piece.encode("utf-8")
+                if data in ranks:
+                    ids = [encoder[data]]
+                elif len(data) <= long_piece:
+                    ids = self._encode_piece(data)
+                else:
+                    ids = self._encode_long_piece(data)
+                if len(data) <= cacheable and cache_size > 0:
+                    if len(cache) >= cache_size:
+                        cache.clear()                     # bounded memory; frequent pieces come back
+                    cache[piece] = ids
+            out += ids
 
     def _encode(self, text: str, splitter: regex.Pattern | None) -> list[int]:
         ids: list[int] = []
@@ -394,11 +417,13 @@ class Tokenizer:
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Encode a stream of strings (e.g. an open file, line by line) lazily, in bounded memory.
 
-        Yields exactly the ids of ``encode("".join(iterable))``, whatever the chunking: after each
-        chunk it encodes what no continuation of the stream can change and keeps the rest (the
+        Yields exactly the ids of ``encode("".join(iterable))``, whatever the chunking: as it
+        reads, it encodes what no continuation of the stream can change and keeps the rest (the
         last two pieces, anything that may still become a special token, and a high surrogate
-        whose low half may follow). Memory holds that pending text and the cache (see the class
-        docstring), not the stream. All declared special tokens are special, as in ``encode(text)``.
+        whose low half may follow); it looks at that pending text again once what it has read
+        since is as long, so the work is linear in the stream. Memory holds the pending text and
+        the cache (the class docstring gives the bound), not the stream. All declared special
+        tokens are special, as in ``encode(text)``.
 
         Holding two pieces is exact for GPT-2's and GPT-4's patterns (``_encode_settled`` says
         why; the tests try every split point). A pattern of your own whose matches look further
@@ -410,18 +435,29 @@ class Tokenizer:
         return self._stream(iterable)
 
     def _stream(self, iterable: Iterable[str]) -> Iterator[int]:
-        buffer, high = "", ""
+        # The pending text is scanned again only once the stream has added at least as much as
+        # was kept after the last scan, so each scan reads at most twice the text added since the
+        # one before, and the work is linear in the stream: a long piece that has not ended (a
+        # megabyte of DNA letters) is scanned each time it doubles, not once per chunk. Scanning
+        # less often is the same as reading larger chunks, so the ids do not change.
+        parts, size, kept, high = [], 0, 0, ""
         for k, chunk in enumerate(iterable):
             if not isinstance(chunk, str):
                 raise TypeError(f"encode_iterable needs strings, got a {type(chunk).__name__} as chunk {k}")
             chunk, high = high + chunk, ""
             if chunk and "\ud800" <= chunk[-1] <= "\udbff":   # its low half may open the next chunk
                 chunk, high = chunk[:-1], chunk[-1]
-            buffer += replace_surrogates(chunk)
+            chunk = replace_surrogates(chunk)
+            parts.append(chunk)
+            size += len(chunk)
+            if size < 2 * kept:
+                continue
+            buffer = "".join(parts)
             ids, done = self._encode_settled(buffer)
             yield from ids
             buffer = buffer[done:]
-        yield from self.encode(buffer + high)
+            parts, size, kept = [buffer], len(buffer), len(buffer)
+        yield from self.encode("".join(parts) + high)
 
     def _encode_settled(self, buffer: str) -> tuple[list[int], int]:
         """The ids of the start of ``buffer`` that no continuation can change, and its length.
@@ -448,10 +484,9 @@ class Tokenizer:
                 seg = m.end()
         end = min((p for p in opens if p >= seg), default=n)
         spans = [m.span() for m in self._pat.finditer(buffer[seg:end])]
-        done = seg
-        for a, b in spans[:-2]:
-            ids.extend(self._piece_ids(buffer[seg + a:seg + b]))
-            done = seg + b
+        settled = spans[:-2]
+        self._encode_pieces([buffer[seg + a:seg + b] for a, b in settled], ids)
+        done = seg + settled[-1][1] if settled else seg
         return ids, done
 
     # -- decoding --
