@@ -16,6 +16,7 @@ from tokvec.bench.common import RESULTS_DIR
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 bench = pytest.importorskip("bytebpe_vs_tiktoken")
+train_bench = pytest.importorskip("bytebpe_train_vs_hf")
 
 RESULTS = sorted(RESULTS_DIR.glob("bytebpe-vs-tiktoken-*.json"))
 IMPLS = {"tiktoken", "tokvec_cold_cache", "tokvec_warm_cache", "tokvec_no_cache"}
@@ -144,3 +145,65 @@ def test_committed_long_pieces_meet_the_target(path):
 def test_results_are_committed():
     assert RESULTS, ("run python benchmarks/bytebpe_vs_tiktoken.py "
                      "--out src/tokvec/bench/results/bytebpe-vs-tiktoken-<machine>.json")
+
+
+# benchmarks/bytebpe_train_vs_hf.py: train_file against Hugging Face's trainer, one thread and all
+
+TRAIN_RESULTS = sorted(RESULTS_DIR.glob("bytebpe-train-vs-hf-*.json"))
+
+
+def test_the_training_documents_are_deterministic_and_separated_by_the_special_token():
+    text = train_bench.documents(200_000)
+    assert 199_000 <= len(text.encode()) <= 200_000 and text == train_bench.documents(200_000)
+    assert text.count(train_bench.EOT) > 10
+
+
+def test_one_measurement_trains_both_to_the_vocabulary_size(tmp_path):
+    path = tmp_path / "docs.txt"
+    path.write_text(train_bench.documents(50_000), encoding="utf-8")
+    for impl in ("tokvec", "hf"):
+        out = train_bench.one(impl, str(path), 400, 1, traced=impl == "tokvec")
+        assert out["vocab"] == 400 and out["seconds"] > 0 and out["rss_mb"] >= out["rss_before_mb"] > 0
+    assert out.get("traced_mb") is None and train_bench.one("tokvec", str(path), 400, 1, True)["traced_mb"] > 0
+    import tracemalloc
+
+    assert not tracemalloc.is_tracing()          # the measurement stops its own trace
+
+
+def test_a_train_file_that_differs_from_train_is_not_timed(tmp_path, monkeypatch):
+    from tokvec import bytebpe
+
+    text = train_bench.documents(20_000)
+    path = tmp_path / "docs.txt"
+    path.write_text(text, encoding="utf-8")
+    assert train_bench.check(str(path), text, 300, 2) == 300 - 257
+    real = bytebpe.train_file
+    monkeypatch.setattr(bytebpe, "train_file", lambda *a, **k: (real(*a, **k)[0], []))
+    with pytest.raises(RuntimeError, match="not timing a wrong answer"):
+        train_bench.check(str(path), text, 300, 2)
+
+
+@pytest.mark.parametrize("path", TRAIN_RESULTS, ids=lambda p: p.name)
+def test_committed_training_results_are_complete(path):
+    data = json.loads(path.read_text())
+    assert data["command"].startswith("python benchmarks/bytebpe_train_vs_hf.py")
+    machine = data["machine"]
+    assert machine["cpu"] and machine["cores"] >= 1 and machine["tokenizers"] and machine["tokvec"]
+    assert all(len(t["sha256"]) == 64 and t["documents"] > 1 for t in data["texts"].values())
+    records = data["records"]
+    cores = machine["cores"]
+    for label, text in data["texts"].items():
+        mine = {(r["impl"], r["threads"]): r for r in records if r["text"] == label}
+        assert set(mine) == {("tokvec", 1), ("hf", 1), ("tokvec", cores), ("hf", cores)}
+        for (_, n), r in mine.items():
+            assert r["bytes"] == text["bytes"] and r["vocab_size"] == 10_000
+            assert len(r["seconds_all"]) == r["repeats"] and r["seconds"] > 0
+            assert r["vs_hf_same_threads"] == pytest.approx(r["seconds"] / mine["hf", n]["seconds"], abs=0.01)
+            assert r["rss_mb"] >= r["rss_before_mb"] > 0
+        assert mine["tokvec", 1]["traced_mb"] > 0 and mine["tokvec", cores]["workers_rss_mb"] > 0
+    assert {r["bytes"] for r in records} >= {5_000_000}
+
+
+def test_training_results_are_committed():
+    assert TRAIN_RESULTS, ("run python benchmarks/bytebpe_train_vs_hf.py "
+                           "--out src/tokvec/bench/results/bytebpe-train-vs-hf-<machine>.json")

@@ -27,6 +27,7 @@ PATH = [None, 3, True, ["a.json"]]
 
 
 VOCAB_PATH, MERGES_PATH = bytebpe.published_files("gpt2")      # read, never written
+SMALL_TEXT = Path(__file__).with_name("cited_numbers.toml")     # a small UTF-8 file in the repository, read only
 UNUSED = Path("unused-vocab.json"), Path("unused-merges.txt")  # save refuses the bad argument before writing
 
 
@@ -46,6 +47,13 @@ CASES = [
      {"special_tokens": (["abc", 3, ["\ud83d"], ["<a>", "<a>"]], "special|surrogate|duplicates")}),
     ("train", bytebpe.train, {"text": "some text \ud83d", "vocab_size": 260},
      {"text": TEXT, "special_tokens": (["abc", [3], ["\udc4d"]], "special|surrogate")}),
+    ("train_file", bytebpe.train_file, {"path": SMALL_TEXT, "vocab_size": 260, "special_tokens": [EOT]},
+     {"path": PATH, "vocab_size": [0, 255, 2.0, "300"],
+      "special_tokens": (["abc", [3], ["\udc4d"]], "special|surrogate"),
+      "pattern": [3, "(unclosed", r"(\w+)"], "num_workers": [0, -1, 1.5, True, "2", None],
+      "chunk_bytes": [0, -4, 2.0, False, "1MB", None]}),
+    ("chunk_boundaries", bytebpe.chunk_boundaries, {"path": SMALL_TEXT, "chunk_bytes": 100, "special_tokens": [EOT]},
+     {"path": PATH, "chunk_bytes": [0, -1, 1.5, True, None], "special_tokens": (["abc", [3], [""]], "special")}),
     ("merges_from_ranks", bytebpe.merges_from_ranks, {"ranks": {bytes([b]): b for b in range(256)}},
      {"ranks": [None, [b"a"], {"a": 1}, {b"a": "1"}]}),
     ("published", bytebpe.published, {"name": "gpt2"}, {"name": ([None, "gpt5", ["gpt2"]], "published tokenizer")}),

@@ -7,10 +7,11 @@ leading space, numbers, punctuation, whitespace runs); BPE merges bytes only ins
 Special tokens such as ``<|endoftext|>`` are cut out first: they are one id each and never merge
 with anything.
 
-* :func:`train` learns ``(vocab, merges)`` from text: ``vocab`` maps an id to its bytes (the 256
-  bytes first, then the special tokens, then one entry per merge), ``merges`` lists the pairs in
-  the order they were made. Ties between equally frequent pairs go to the lexicographically
-  greater pair of byte strings, so training is deterministic.
+* :func:`train` learns ``(vocab, merges)`` from text (:func:`train_file` from a file larger than
+  memory, counting pre-tokens in parallel over ranges that begin at a special token): ``vocab``
+  maps an id to its bytes (the 256 bytes first, then the special tokens, then one entry per
+  merge), ``merges`` lists the pairs in the order they were made. Ties between equally frequent
+  pairs go to the lexicographically greater pair of byte strings, so training is deterministic.
 * :class:`Tokenizer` encodes and decodes with those, or with published files (GPT-2's
   ``encoder.json`` and ``vocab.bpe`` with :meth:`Tokenizer.from_files`, a tiktoken rank file such
   as GPT-4's ``cl100k_base`` with :meth:`Tokenizer.from_tiktoken`), and gives exactly the ids of
@@ -30,7 +31,7 @@ importable from here, ``from tokvec.bytebpe import Tokenizer``.
 from tokvec.bytebpe.encoder import Tokenizer, published
 from tokvec.bytebpe.files import PUBLISHED, gpt2_bytes_to_unicode, merges_from_ranks, published_files
 from tokvec.bytebpe.pretokenizer import GPT2_PATTERN, GPT4_PATTERN
-from tokvec.bytebpe.training import train
+from tokvec.bytebpe.training import chunk_boundaries, train, train_file
 
-__all__ = ["GPT2_PATTERN", "GPT4_PATTERN", "PUBLISHED", "Tokenizer", "gpt2_bytes_to_unicode", "merges_from_ranks",
-           "published", "published_files", "train"]
+__all__ = ["GPT2_PATTERN", "GPT4_PATTERN", "PUBLISHED", "Tokenizer", "chunk_boundaries", "gpt2_bytes_to_unicode",
+           "merges_from_ranks", "published", "published_files", "train", "train_file"]

@@ -1,14 +1,26 @@
-"""Training a byte-level BPE: ``train`` learns ``(vocab, merges)`` from text.
+"""Training a byte-level BPE: ``train`` learns ``(vocab, merges)`` from text, ``train_file`` from a file.
 
 Taught in chapter 1.1, "Byte-level BPE" (``chapters/01b_byte_level_bpe.ipynb``). Ids 0-255 are
 the single bytes, then the special tokens, then one id per merge. Each step merges the most
 frequent adjacent pair inside the pre-tokens; ties go to the lexicographically greater pair of
 byte strings, so training is deterministic (Stanford CS336's rule).
+
+Training has two stages. Counting: the text is cut at the special tokens, the pre-tokenizer regex
+cuts each segment into pre-tokens, and only the count of each distinct pre-token is kept, so
+memory follows the number of distinct pre-tokens, not the size of the text. Merging: the pairs
+inside those distinct pre-tokens are counted once and updated after each merge. ``train_file``
+does the counting on a file that need not fit in memory: it cuts the file into ranges of about
+``chunk_bytes`` that begin at a special token (a pre-token never crosses one), reads one range at
+a time, and counts the ranges in ``num_workers`` processes; the counts, and so the merges, are
+exactly those of ``train`` on the whole text.
 """
 
 from __future__ import annotations
 
 import heapq
+import multiprocessing
+import operator
+import os
 from collections import Counter, defaultdict
 
 from tokvec import validate
@@ -21,7 +33,11 @@ from tokvec.bytebpe.pretokenizer import (
     special_splitter,
 )
 
-__all__ = ["train"]
+__all__ = ["chunk_boundaries", "train", "train_file"]
+
+#: how much of the file one look for a special token reads at a time, in bytes
+_WINDOW = 1 << 16
+_group = operator.methodcaller("group")
 
 
 class _Greater:
@@ -34,6 +50,34 @@ class _Greater:
 
     def __lt__(self, other: _Greater) -> bool:
         return self.pair > other.pair
+
+
+def _check_vocab_size(vocab_size, specials: list[str]) -> int:
+    vocab_size = validate.positive_int(vocab_size, "vocab_size")
+    if vocab_size < 256 + len(specials):
+        raise ValueError(f"vocab_size = {vocab_size} is too small: the 256 bytes and {len(specials)} special "
+                         f"tokens already take {256 + len(specials)} ids; use vocab_size >= {256 + len(specials)}")
+    return vocab_size
+
+
+def _count_pretokens(text: str, pat, splitter, counts: Counter) -> Counter:
+    """Add to ``counts`` the pre-tokens of ``text`` (a ``str`` each), skipping the special tokens.
+
+    ``finditer`` with ``pos``/``endpos`` walks each segment between two special tokens in place:
+    no list of pre-tokens and no copy of a segment is made, so memory is the text and ``counts``.
+    """
+    start = 0
+    if splitter is not None:
+        for special in splitter.finditer(text):
+            counts.update(map(_group, pat.finditer(text, start, special.start())))
+            start = special.end()
+    counts.update(map(_group, pat.finditer(text, start, len(text))))
+    return counts
+
+
+def _as_bytes(counts: Counter) -> dict[bytes, int]:
+    """The counts keyed by UTF-8 bytes (encoded once per distinct pre-token, not once per occurrence)."""
+    return {word.encode("utf-8"): n for word, n in counts.items()}
 
 
 def train(text: str, vocab_size: int, special_tokens=(), *,
@@ -50,22 +94,22 @@ def train(text: str, vocab_size: int, special_tokens=(), *,
     Pair counts are updated incrementally (only the pre-tokens that contain the merged pair are
     touched) and a heap finds the best pair, so 5 MB of text trains in seconds, not hours. A lone
     surrogate in ``text`` (which UTF-8 cannot encode) counts as U+FFFD, as in :meth:`Tokenizer.encode`.
+    For a file, larger than memory or not, and for several cores, use :func:`train_file`: same result.
     """
     text = replace_surrogates(check_text(text))        # as tiktoken: a lone surrogate becomes U+FFFD
     specials = check_special_tokens(special_tokens)
-    vocab_size = validate.positive_int(vocab_size, "vocab_size")
-    if vocab_size < 256 + len(specials):
-        raise ValueError(f"vocab_size = {vocab_size} is too small: the 256 bytes and {len(specials)} special "
-                         f"tokens already take {256 + len(specials)} ids; use vocab_size >= {256 + len(specials)}")
+    vocab_size = _check_vocab_size(vocab_size, specials)
     pat = compile_pattern(pattern)
+    counts = _count_pretokens(text, pat, special_splitter(specials), Counter())
+    return _merge(_as_bytes(counts), specials, vocab_size)
+
+
+def _merge(counts: dict[bytes, int], specials: list[str],
+           vocab_size: int) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """The merging stage, on the count of each distinct pre-token (its UTF-8 bytes)."""
     vocab = {i: bytes([i]) for i in range(256)}
     for token in specials:
         vocab[len(vocab)] = token.encode("utf-8")
-
-    splitter = special_splitter(specials)
-    counts: Counter = Counter()
-    for segment in (splitter.split(text) if splitter else [text]):
-        counts.update(m.group().encode("utf-8") for m in pat.finditer(segment))
     words = [[bytes([b]) for b in word] for word in counts]          # each pre-token as symbols
     freq = list(counts.values())
 
@@ -91,22 +135,53 @@ def train(text: str, vocab_size: int, special_tokens=(), *,
         changed = set()
         for k in where.pop(pair, ()):
             old = words[k]
-            new, i = [], 0
-            while i < len(old):
-                if i + 1 < len(old) and old[i] == a and old[i + 1] == b:
-                    new.append(merged)
-                    i += 2
+            n = len(old)
+            starts, i = [], 0
+            while True:                  # list.index scans in C: most symbols are never touched here
+                try:
+                    i = old.index(a, i, n - 1)
+                except ValueError:
+                    break
+                if old[i + 1] == b:
+                    starts.append(i)
+                    i += 2               # left to right, without overlap: "a a a" merges the first two
                 else:
-                    new.append(old[i])
                     i += 1
-            for p in zip(old, old[1:]):
-                pair_count[p] -= freq[k]
-                changed.add(p)
-            for p in zip(new, new[1:]):
-                pair_count[p] += freq[k]
+            if not starts:               # an earlier merge already took this pair from the word
+                continue
+            new, placed, done = [], [], 0
+            for s in starts:
+                new += old[done:s]
+                placed.append(len(new))
+                new.append(merged)
+                done = s + 2
+            new += old[done:]
+            f = freq[k]
+            # only the pairs that touch a merge change: in the old word the pair before, the pair
+            # itself and the pair after each merge; in the new word the pairs on each side of the
+            # merged symbol (sets when there are several merges, so that "a b a b" counts its
+            # middle pair once; the pair itself is dropped from pair_count below)
+            if len(starts) == 1:
+                s = starts[0]
+                gone = (s - 1, s + 1) if s else (s + 1,)
+                made = (s - 1, s) if s else (s,)
+            else:
+                gone = {j for s in starts for j in (s - 1, s + 1)}
+                made = {j for s in placed for j in (s - 1, s)}
+            for j in gone:
+                if 0 <= j < n - 1:
+                    p = (old[j], old[j + 1])
+                    pair_count[p] -= f
+                    changed.add(p)
+            for j in made:
+                if not 0 <= j < len(new) - 1:
+                    continue
+                p = (new[j], new[j + 1])
+                pair_count[p] += f
                 where[p].add(k)
                 changed.add(p)
             words[k] = new
+        changed.discard(pair)
         pair_count.pop(pair, None)
         for p in changed:
             c = pair_count.get(p, 0)
@@ -115,3 +190,132 @@ def train(text: str, vocab_size: int, special_tokens=(), *,
             else:
                 pair_count.pop(p, None)
     return vocab, merges
+
+
+def _check_path(path) -> str:
+    """``path`` as a ``str``; an ``int`` (which ``os`` would take for a file descriptor) is refused."""
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike naming a UTF-8 text file, got "
+                        f"{type(path).__name__} {path!r:.40}")
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"path {path!r:.200} is not a file; give the path of a UTF-8 text file")
+    return path
+
+
+def _safe_starts(data: bytes, tokens: list[bytes]) -> list[int]:
+    """Offsets in ``data`` where a special token starts and no other occurrence straddles.
+
+    A range may begin at such an offset: the special-token splitter, run over the whole text, never
+    matches across it, so cutting there changes no special token and no pre-token.
+    """
+    occurrences = []
+    for token in tokens:
+        at = data.find(token)
+        while at != -1:
+            occurrences.append((at, at + len(token)))
+            at = data.find(token, at + 1)                # overlapping occurrences count too
+    occurrences.sort()
+    straddled = set()
+    for begin, end in occurrences:
+        straddled.update(range(begin + 1, end))
+    return sorted({begin for begin, _ in occurrences} - straddled)
+
+
+def chunk_boundaries(path, chunk_bytes: int, special_tokens) -> list[int]:
+    """Byte offsets that cut the file at ``path`` into ranges of about ``chunk_bytes`` each.
+
+    The list starts at 0 and ends at the file's size; every offset in between is the start of a
+    special token that no other occurrence of a special token straddles: the first such offset at
+    least ``chunk_bytes`` after the previous cut (so every range but the last is at least
+    ``chunk_bytes`` long, and longer where the text runs on without a special token). The file is
+    read ``_WINDOW`` bytes at a time, only around each cut: the offsets cost almost no reading.
+    Without special tokens the whole file is one range. Used by :func:`train_file`; taught in
+    chapter 1.1, "Byte-level BPE".
+    """
+    path = _check_path(path)
+    chunk_bytes = validate.positive_int(chunk_bytes, "chunk_bytes")
+    tokens = [t.encode("utf-8") for t in check_special_tokens(special_tokens)]
+    size = os.path.getsize(path)
+    bounds = [0]
+    if not tokens:
+        return [0, size] if size else [0]
+    longest = max(map(len, tokens))
+    with open(path, "rb") as f:
+        guess = chunk_bytes
+        while guess < size:
+            found = None
+            at = guess
+            while found is None and at < size:
+                # start longest - 1 bytes early, so that an occurrence straddling `at` is seen
+                base = max(0, at - (longest - 1))
+                f.seek(base)
+                data = f.read(at - base + _WINDOW + longest - 1)
+                complete = base + len(data) >= size          # the window reaches the end of the file
+                for offset in _safe_starts(data, tokens):
+                    # a start near the window's end may be straddled by an occurrence we cannot see yet
+                    if base + offset >= at and (complete or offset + longest <= len(data)):
+                        found = base + offset
+                        break
+                at = base + len(data) - (longest - 1) if not complete else size
+            if found is None:                              # no special token after `guess`
+                break
+            bounds.append(found)
+            guess = found + chunk_bytes
+    bounds.append(size)
+    return bounds
+
+
+def _count_range(task) -> Counter:
+    """One worker's share: read bytes ``start:end`` of the file and count their pre-tokens."""
+    path, start, end, pattern, specials = task
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path!s:.200}: the bytes at offset {start + e.start} are not valid UTF-8 ({e.reason}); "
+                         f"train_file reads UTF-8 text: convert the file, e.g. with iconv -t UTF-8") from None
+    del data                                               # only the text is needed from here on
+    return _count_pretokens(text, compile_pattern(pattern), special_splitter(specials), Counter())
+
+
+def train_file(path, vocab_size: int, special_tokens=(), *, pattern: str = GPT2_PATTERN,
+               num_workers: int = 1, chunk_bytes: int = 16 << 20
+               ) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Learn a byte-level BPE from the UTF-8 file at ``path``; exactly :func:`train` on its text.
+
+    The file is cut by :func:`chunk_boundaries` into ranges of about ``chunk_bytes`` that begin at
+    a special token (the CS336 assignment's way: documents joined by ``<|endoftext|>``), and each
+    range is read and counted on its own, in ``num_workers`` processes (``1``: in this process, no
+    pool). Only the count of each distinct pre-token comes back, so memory is about
+    ``num_workers`` ranges at a time (a range as bytes, then as ``str``) plus the counts, never the
+    whole file; a file without special tokens is one range, read whole. The merges are then made
+    as in :func:`train`, in this process. The bytes are read as they are (``\\r\\n`` stays), so
+    ``train_file(path, ...) == train(open(path, encoding="utf-8", newline="").read(), ...)``.
+
+    Taught in chapter 1.1, "Byte-level BPE". ``num_workers`` above the number of cores only adds
+    processes; invalid UTF-8 in the file raises ``ValueError`` with its offset.
+    """
+    path = _check_path(path)
+    specials = check_special_tokens(special_tokens)
+    vocab_size = _check_vocab_size(vocab_size, specials)
+    compile_pattern(pattern)                                # refuse a bad pattern before any worker starts
+    num_workers = validate.positive_int(num_workers, "num_workers")
+    chunk_bytes = validate.positive_int(chunk_bytes, "chunk_bytes")
+    # no range longer than an equal share of the file, so that every worker gets one
+    share = -(-os.path.getsize(path) // num_workers)
+    bounds = chunk_boundaries(path, max(1, min(chunk_bytes, share)), specials)
+    tasks = [(path, a, b, pattern, specials) for a, b in zip(bounds, bounds[1:])]
+    counts: Counter = Counter()
+    if num_workers == 1 or len(tasks) <= 1:
+        for task in tasks:
+            counts.update(_count_range(task))
+    else:
+        # imap_unordered: a range's counts are added as soon as it is done, whichever finishes
+        # first; a sum of counts does not depend on the order, so the merges do not either
+        with multiprocessing.get_context().Pool(min(num_workers, len(tasks))) as pool:
+            for part in pool.imap_unordered(_count_range, tasks):
+                counts.update(part)
+    return _merge(_as_bytes(counts), specials, vocab_size)
