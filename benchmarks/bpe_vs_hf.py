@@ -89,7 +89,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--vocab-size", type=int, default=1000)
     parser.add_argument("--out", help="write the results here as JSON")
     args = parser.parse_args(argv)
-    from tokvec.bench.common import write
+    from tokvec.bench.common import report
     from tokvec.environment import cpu_name
 
     result = {
@@ -98,10 +98,7 @@ def main(argv=None) -> dict:
                     "tokvec": metadata.version("tokvec"), "tokenizers": metadata.version("tokenizers")},
         "records": run(args.repeats, args.vocab_size),
     }
-    if args.out:
-        write(result, args.out)
-    print(json.dumps(result, indent=1))
-    return result
+    return report(result, args.out)
 
 
 if __name__ == "__main__":

@@ -190,7 +190,7 @@ def main(argv=None) -> dict | None:
     if args.one:
         print(json.dumps(one(args.one, args.file, args.vocab_size, args.threads, args.traced)))
         return None
-    from tokvec.bench.common import write
+    from tokvec.bench.common import report
     from tokvec.environment import cpu_name
 
     with open("/proc/loadavg") as f:
@@ -209,10 +209,7 @@ def main(argv=None) -> dict | None:
                     "initial_alphabet=ByteLevel.alphabet()), tokenizer.train([path])",
         **body,
     }
-    if args.out:
-        write(result, args.out)
-    print(json.dumps(result, indent=1))
-    return result
+    return report(result, args.out)
 
 
 if __name__ == "__main__":

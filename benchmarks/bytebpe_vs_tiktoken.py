@@ -54,7 +54,7 @@ from importlib import metadata
 from pathlib import Path
 
 from tokvec import bytebpe
-from tokvec.bench.common import time_call, write
+from tokvec.bench.common import report, time_call
 from tokvec.environment import cpu_name
 from tokvec.text import load_corpus
 
@@ -381,10 +381,7 @@ def main(argv=None) -> dict:
     }
     if args.update:
         result = merge(json.loads(Path(args.out).read_text(encoding="utf-8")), result, tasks)
-    if args.out:
-        write(result, args.out)
-    print(json.dumps(result, indent=1))
-    return result
+    return report(result, args.out)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,14 @@ def write(result, path) -> dict | list:
     return result
 
 
+def report(result: dict, out=None) -> dict:
+    """The end of every benchmark script: write ``result`` to ``out`` (if given), print it, return it."""
+    if out:
+        write(result, out)
+    print(json.dumps(result, indent=1))
+    return result
+
+
 def load(path) -> dict | list:
     """Read a results file: a path, or the bare name of a committed file such as
     ``"cpu-2core-xeon.json"``, looked up in :data:`RESULTS_DIR` (from any working directory)."""

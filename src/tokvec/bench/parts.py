@@ -81,6 +81,13 @@ def minor_faults() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
+def _summary(ts: list[float]) -> dict:
+    """Minimum, 10th percentile and median of times in milliseconds (rounded), and their count."""
+    p10 = statistics.quantiles(ts, n=10, method="inclusive")[0] if len(ts) > 1 else ts[0]
+    return {"min_ms": round(min(ts), 5), "p10_ms": round(p10, 5),
+            "median_ms": round(statistics.median(ts), 5), "repeats": len(ts)}
+
+
 def _faults_and_times(fns: dict, rounds: int) -> tuple[dict, dict]:
     """Call every function once per round, in :func:`call_order`; each call's minor page faults
     and its time in milliseconds, by key."""
@@ -234,14 +241,12 @@ def time_checks(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_
                                                      warmup=3 if r == 0 else 0, before=before[name])
     records = []
     for ((B, T, d), name), ts in times.items():
-        p10 = statistics.quantiles(ts, n=10, method="inclusive")[0] if len(ts) > 1 else ts[0]
+        summary = _summary(ts)
         records.append({"impl": "checks", "before": name, "written_bytes": CHECK_BEFORE[name], "batch": B,
-                        "seq_len": T, "d_model": d, "vocab_size": vocab_size, "ids": B * T,
-                        "min_ms": round(min(ts), 5), "p10_ms": round(p10, 5),
-                        "median_ms": round(statistics.median(ts), 5), "repeats": len(ts)})
+                        "seq_len": T, "d_model": d, "vocab_size": vocab_size, "ids": B * T, **summary})
         if log:
             log(f"checks after {name:>13}  B={B:<3} T={T:<4} ({B * T:6} ids)  min {min(ts) * 1e3:7.1f} us  "
-                f"p10 {p10 * 1e3:7.1f} us  median {statistics.median(ts) * 1e3:7.1f} us")
+                f"p10 {summary['p10_ms'] * 1e3:7.1f} us  median {statistics.median(ts) * 1e3:7.1f} us")
     return records
 
 
@@ -305,10 +310,8 @@ def time_layer_parts(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES[:2], 
                     times[name].append((time.perf_counter() - start) * 1e3)
             for name in LAYER_PARTS:
                 ts = times[name]
-                p10 = statistics.quantiles(ts, n=10, method="inclusive")[0] if len(ts) > 1 else ts[0]
                 records.append({"impl": name, "batch": B, "seq_len": T, "d_model": d, "vocab_size": vocab_size,
-                                "min_ms": round(min(ts), 5), "p10_ms": round(p10, 5),
-                                "median_ms": round(statistics.median(ts), 5), "repeats": len(ts)})
+                                **_summary(ts)})
                 if log:
                     log(f"layer part {name:>9}  B={B:<3} T={T:<4} d={d:<4} min {min(ts) * 1e3:7.1f} us  "
                         f"median {statistics.median(ts) * 1e3:7.1f} us")
