@@ -11,6 +11,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokvec import bytebpe
 from tokvec.bytebpe import GPT4_PATTERN, chunk_boundaries, train, train_file
@@ -199,3 +201,22 @@ def test_the_incremental_merge_loop_equals_the_definition(seed):
     pieces = ["a", "aa", "ab", "b", " ", "ba", "é", "\n", EOT]
     text = "".join(rng.choice(pieces) for _ in range(rng.randrange(200, 600)))
     assert train(text, 300, [EOT]) == naive_train(text, 300, [EOT])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=6), st.binary(max_size=6))
+def test_the_tie_break_key_sorts_byte_strings_in_descending_order(x, y):
+    # a prefix is the smaller byte string, b"\x00" included: the key must sort it after
+    key = training_module._descending
+    assert (key(x) < key(y)) == (x > y)
+    assert (key(x) == key(y)) == (x == y)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ties_between_a_token_and_its_prefix_follow_the_definition(seed):
+    # tokens that are prefixes of one another ("a", "aa", "aaa") tie often: the lazy heap must
+    # still pick the greater pair of byte strings, as the definition does
+    rng = random.Random(100 + seed)
+    pieces = ["a", "aa", "aaa", "ab", "\x00", "a\x00", "\x00a", " a", EOT]
+    text = "".join(rng.choice(pieces) for _ in range(rng.randrange(300, 700)))
+    assert train(text, 320, [EOT]) == naive_train(text, 320, [EOT])

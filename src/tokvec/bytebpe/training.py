@@ -40,16 +40,14 @@ _WINDOW = 1 << 16
 _group = operator.methodcaller("group")
 
 
-class _Greater:
-    """Heap key: among equal counts, the lexicographically greater pair comes out first."""
+def _descending(token: bytes) -> str:
+    """A key that sorts byte strings in *descending* order: ``_descending(x) < _descending(y)`` iff ``x > y``.
 
-    __slots__ = ("pair",)
-
-    def __init__(self, pair: tuple[bytes, bytes]):
-        self.pair = pair
-
-    def __lt__(self, other: _Greater) -> bool:
-        return self.pair > other.pair
+    Each byte ``v`` becomes ``chr(255 - v)`` and a ``chr(256)`` ends the key, above every byte's
+    character, so that a prefix (the smaller byte string) sorts after its extensions. The heap of
+    :func:`_merge` compares these with ``str``'s own comparison, in C, to break ties between counts.
+    """
+    return "".join([chr(255 - v) for v in token]) + "\u0100"
 
 
 def _check_vocab_size(vocab_size, specials: list[str]) -> int:
@@ -106,89 +104,89 @@ def train(text: str, vocab_size: int, special_tokens=(), *,
 
 def _merge(counts: dict[bytes, int], specials: list[str],
            vocab_size: int) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """The merging stage, on the count of each distinct pre-token (its UTF-8 bytes)."""
+    """The merging stage, on the count of each distinct pre-token (its UTF-8 bytes).
+
+    Inside, a symbol is a small ``int`` (0-255 the bytes, then one per merge, in order) and the
+    pair ``(a, b)`` is the single ``int`` ``a * base + b``: cheaper to hash and to build than a
+    tuple of byte strings. Each pre-token is a list of symbols, edited in place. ``pair_count``
+    holds the weighted count of every pair, ``where`` the pre-tokens that may hold it (a superset:
+    a merge can take a pair from a word that is still listed). The heap is lazy: a count that
+    goes up is pushed again; one that goes down keeps its old, larger entry, which is pushed again
+    at its current count when it comes out. Every live pair thus has an entry at least as large as
+    its count, so an entry that matches its pair's count is the most frequent pair.
+    """
     vocab = {i: bytes([i]) for i in range(256)}
     for token in specials:
         vocab[len(vocab)] = token.encode("utf-8")
-    words = [[bytes([b]) for b in word] for word in counts]          # each pre-token as symbols
+    symbols = [bytes([i]) for i in range(256)]        # a symbol's bytes
+    keys = [_descending(s) for s in symbols]          # its tie-break key
+    base = max(vocab_size, 256) + 1                   # more than there will ever be symbols
+    words = [list(word) for word in counts]           # bytes -> list of ints 0-255
     freq = list(counts.values())
 
-    pair_count: Counter = Counter()
-    where: dict[tuple[bytes, bytes], set[int]] = defaultdict(set)    # pair -> pre-tokens with it
-    for k, symbols in enumerate(words):
-        for pair in zip(symbols, symbols[1:]):
-            pair_count[pair] += freq[k]
+    pair_count: defaultdict[int, int] = defaultdict(int)
+    where: defaultdict[int, set[int]] = defaultdict(set)
+    for k, word in enumerate(words):
+        f = freq[k]
+        for left, right in zip(word, word[1:]):
+            pair = left * base + right
+            pair_count[pair] += f
             where[pair].add(k)
-    heap = [(-c, _Greater(p)) for p, c in pair_count.items()]
+    # most frequent first; on equal counts the greater (left, right) of byte strings first
+    heap = [(-c, keys[p // base], keys[p % base], p) for p, c in pair_count.items()]
     heapq.heapify(heap)
 
     merges: list[tuple[bytes, bytes]] = []
     while len(vocab) < vocab_size and heap:
-        negative, key = heapq.heappop(heap)
-        pair = key.pair
-        if pair_count.get(pair, 0) != -negative or -negative <= 0:   # stale entry
+        negative, _, _, pair = heapq.heappop(heap)
+        count = pair_count.get(pair, 0)
+        if count != -negative:                        # stale: push it again at its real count
+            if 0 < count < -negative:
+                heapq.heappush(heap, (-count, keys[pair // base], keys[pair % base], pair))
             continue
-        a, b = pair
-        merged = a + b
-        merges.append(pair)
-        vocab[len(vocab)] = merged
-        changed = set()
-        for k in where.pop(pair, ()):
-            old = words[k]
-            n = len(old)
-            starts, i = [], 0
-            while True:                  # list.index scans in C: most symbols are never touched here
-                try:
-                    i = old.index(a, i, n - 1)
-                except ValueError:
-                    break
-                if old[i + 1] == b:
-                    starts.append(i)
-                    i += 2               # left to right, without overlap: "a a a" merges the first two
-                else:
-                    i += 1
-            if not starts:               # an earlier merge already took this pair from the word
-                continue
-            new, placed, done = [], [], 0
-            for s in starts:
-                new += old[done:s]
-                placed.append(len(new))
-                new.append(merged)
-                done = s + 2
-            new += old[done:]
+        a, b = divmod(pair, base)
+        m = len(symbols)                              # the merged symbol
+        token = symbols[a] + symbols[b]
+        merges.append((symbols[a], symbols[b]))
+        symbols.append(token)
+        keys.append(_descending(token))
+        vocab[len(vocab)] = token
+        made = set()                                  # pairs whose count went up
+        for k in where.pop(pair):
+            word = words[k]
+            last = len(word) - 1                      # a pair starts before the last symbol
             f = freq[k]
-            # only the pairs that touch a merge change: in the old word the pair before, the pair
-            # itself and the pair after each merge; in the new word the pairs on each side of the
-            # merged symbol (sets when there are several merges, so that "a b a b" counts its
-            # middle pair once; the pair itself is dropped from pair_count below)
-            if len(starts) == 1:
-                s = starts[0]
-                gone = (s - 1, s + 1) if s else (s + 1,)
-                made = (s - 1, s) if s else (s,)
-            else:
-                gone = {j for s in starts for j in (s - 1, s + 1)}
-                made = {j for s in placed for j in (s - 1, s)}
-            for j in gone:
-                if 0 <= j < n - 1:
-                    p = (old[j], old[j + 1])
-                    pair_count[p] -= f
-                    changed.add(p)
-            for j in made:
-                if not 0 <= j < len(new) - 1:
-                    continue
-                p = (new[j], new[j + 1])
-                pair_count[p] += f
-                where[p].add(k)
-                changed.add(p)
-            words[k] = new
-        changed.discard(pair)
-        pair_count.pop(pair, None)
-        for p in changed:
-            c = pair_count.get(p, 0)
-            if c > 0:
-                heapq.heappush(heap, (-c, _Greater(p)))
-            else:
-                pair_count.pop(p, None)
+            i = 0
+            while True:                               # left to right, without overlap
+                try:
+                    i = word.index(a, i, last)        # scans in C: most symbols are never touched
+                except ValueError:
+                    break                             # (or an earlier merge took the pair)
+                if word[i + 1] == b:
+                    # x a b y becomes x m y: pairs (x, a) and (b, y) go, (x, m) and (m, y) come
+                    if i:
+                        x = word[i - 1]
+                        pair_count[x * base + a] -= f
+                        new = x * base + m
+                        pair_count[new] += f
+                        where[new].add(k)
+                        made.add(new)
+                    if i + 1 < last:
+                        y = word[i + 2]
+                        pair_count[b * base + y] -= f
+                        new = m * base + y
+                        pair_count[new] += f
+                        where[new].add(k)
+                        made.add(new)
+                    word[i] = m
+                    del word[i + 1]
+                    last -= 1
+                i += 1
+        del pair_count[pair]
+        for p in made:
+            count = pair_count[p]
+            if count > 0:
+                heapq.heappush(heap, (-count, keys[p // base], keys[p % base], p))
     return vocab, merges
 
 
