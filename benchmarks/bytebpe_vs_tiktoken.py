@@ -160,7 +160,10 @@ def encode_records(text: str, repeats: int) -> list[dict]:
             size = len(text.encode())
             records.append({"task": "encode", "tokenizer": name, "impl": impl, "bytes": size,
                             "tokens": len(ids), "seconds": round(s, 4), "mb_per_s": round(size / s / 1e6, 3),
-                            "vs_tiktoken": round(s / base, 2), "repeats": repeats})
+                            "vs_tiktoken": round(s / base, 2), "repeats": repeats,
+                            "seconds_all": [round(t, 4) for t in ts],
+                            # each round's ratio, against tiktoken's time in the same round
+                            "vs_tiktoken_all": [round(t / b, 2) for t, b in zip(ts, times["tiktoken"])]})
     return records
 
 
@@ -178,7 +181,8 @@ def train_records(corpora: list[tuple[str, str, int]], repeats: int) -> list[dic
         peak = _peak_mb(lambda text=text, vocab_size=vocab_size: bytebpe.train(text, vocab_size, [EOT]))
         records.append({"task": "train", "corpus": label, "bytes": len(text.encode()), "vocab_size": vocab_size,
                         "merges": len(first[1]), "seconds": round(statistics.median(times), 3),
-                        "peak_mb": round(peak, 1), "repeats": repeats})
+                        "peak_mb": round(peak, 1), "repeats": repeats,
+                        "seconds_all": [round(t, 3) for t in times]})
     return records
 
 
@@ -288,7 +292,8 @@ def long_piece_records(repeats: int, lengths=(10_000, 40_000, 160_000), simple_u
             s = statistics.median(ts)
             records.append({"task": "long_piece", "piece": label, "tokenizer": "cl100k_base", "impl": impl,
                             "characters": len(piece), "tokens": len(ids), "seconds": round(s, 4),
-                            "vs_tiktoken": round(s / base, 1), "repeats": len(ts)})
+                            "vs_tiktoken": round(s / base, 1), "repeats": len(ts),
+                            "seconds_all": [round(t, 4) for t in ts]})
     return records
 
 
