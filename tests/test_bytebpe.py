@@ -137,7 +137,10 @@ def test_decode_replaces_invalid_utf8_exactly_as_python(cl100k):
 
 
 @pytest.mark.parametrize("bad, error, message", [
-    ([100_000_000], ValueError, r"id 100000000 at position 0 is not in the vocabulary"),
+    ([100_000_000], ValueError, r"id 100000000 at position 0 is not in the vocabulary, whose ids run "
+                                r"from 0 to 100276"),
+    ([5, 100_261], ValueError, r"id 100261 at position 1 is not in the vocabulary: it lies in 0..100276, "
+                               r"but 16 ids in that range have no token"),
     ([-1], ValueError, r"id -1 at position 0"),
     ([1.5], TypeError, r"position 0 is float"),
     ("abc", TypeError, r"list of ints"),

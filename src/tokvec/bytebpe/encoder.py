@@ -502,10 +502,20 @@ class Tokenizer:
                 raise TypeError(f"id at position {k} is {type(i).__name__} {i!r:.20}, not int")
             b = self.vocab.get(i)
             if b is None:
-                raise ValueError(f"id {i} at position {k} is not in the vocabulary (ids 0..{max(self.vocab)} "
-                                 f"that exist); was it made by another tokenizer?")
+                raise ValueError(self._unknown_id(i, k))
             parts.append(b)
         return b"".join(parts).decode("utf-8", errors="replace")
+
+
+    def _unknown_id(self, i: int, k: int) -> str:
+        """The error for an id with no token: out of range, or one of the ids the vocabulary skips."""
+        top = max(self.vocab)
+        where = f"id {i} at position {k} is not in the vocabulary"
+        if 0 <= i <= top:                   # cl100k_base, for one, has no tokens 100,261-100,275
+            unused = top + 1 - len(self.vocab)
+            return (f"{where}: it lies in 0..{top}, but {unused} ids in that range have no token and "
+                    f"this is one of them; was it made by another tokenizer?")
+        return f"{where}, whose ids run from 0 to {top}; was it made by another tokenizer?"
 
 
 def published(name: str) -> Tokenizer:
