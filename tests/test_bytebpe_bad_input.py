@@ -21,7 +21,7 @@ EOT = "<|endoftext|>"
 VOCAB, MERGES = bytebpe.train("the cat sat on the mat <|endoftext|> the end", 280, [EOT])
 TOKENIZER = Tokenizer(VOCAB, MERGES, [EOT])
 
-SPECIAL_SET = [None, 3, b"<|endoftext|>", "al", "<|endoftext|>", {3}, {"<|nope|>"}, [None]]
+SPECIAL_SET = [3, b"<|endoftext|>", "al", "<|endoftext|>", {3}, {"<|nope|>"}, [None]]
 TEXT = [None, b"abc", 3, ["a"]]
 PATH = [None, 3, True, ["a.json"]]
 
@@ -46,10 +46,10 @@ CASES = [
     ("Tokenizer", Tokenizer, {"vocab": VOCAB, "merges": MERGES},
      {"special_tokens": (["abc", 3, ["\ud83d"], ["<a>", "<a>"]], "special|surrogate|duplicates")}),
     ("train", bytebpe.train, {"text": "some text \ud83d", "vocab_size": 260},
-     {"text": TEXT, "special_tokens": (["abc", [3], ["\udc4d"]], "special|surrogate")}),
+     {"text": TEXT, "special_tokens": (["abc", [3], ["\udc4d"], [" "], ["<a>", "\n"]], "special|surrogate")}),
     ("train_file", bytebpe.train_file, {"path": SMALL_TEXT, "vocab_size": 260, "special_tokens": [EOT]},
      {"path": PATH, "vocab_size": [0, 255, 2.0, "300"],
-      "special_tokens": (["abc", [3], ["\udc4d"]], "special|surrogate"),
+      "special_tokens": (["abc", [3], ["\udc4d"], ["\n"]], "special|surrogate"),
       "pattern": [3, "(unclosed", r"(\w+)"], "num_workers": [0, -1, 1.5, True, "2", None],
       "chunk_bytes": [0, -4, 2.0, False, "1MB", None]}),
     ("chunk_boundaries", bytebpe.chunk_boundaries, {"path": SMALL_TEXT, "chunk_bytes": 100, "special_tokens": [EOT]},
@@ -85,7 +85,8 @@ def test_the_disallowed_special_token_is_named_with_the_fix():
         TOKENIZER.encode(f"x {EOT}", allowed_special=set())
     message = str(info.value)
     assert "'<|endoftext|>' (at index 2)" in message
-    assert "allowed_special={'<|endoftext|>'}" in message and "disallowed_special=()" in message
+    assert "allowed_special={'<|endoftext|>'}" in message
+    assert "disallowed_special=() with no allowed_special" in message
 
 
 def test_a_missing_file_names_the_path(tmp_path):

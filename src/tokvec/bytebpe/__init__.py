@@ -12,6 +12,7 @@ with anything.
   maps an id to its bytes (the 256 bytes first, then the special tokens, then one entry per
   merge), ``merges`` lists the pairs in the order they were made. Ties between equally frequent
   pairs go to the lexicographically greater pair of byte strings, so training is deterministic.
+  :func:`train_slow` is the same training by its definition, step by step, for reading.
 * :class:`Tokenizer` encodes and decodes with those, or with published files (GPT-2's
   ``encoder.json`` and ``vocab.bpe`` with :meth:`Tokenizer.from_files`, a tiktoken rank file such
   as GPT-4's ``cl100k_base`` with :meth:`Tokenizer.from_tiktoken`), and gives exactly the ids of
@@ -31,7 +32,7 @@ importable from here, ``from tokvec.bytebpe import Tokenizer``.
 from tokvec.bytebpe.encoder import Tokenizer, published
 from tokvec.bytebpe.files import PUBLISHED, gpt2_bytes_to_unicode, merges_from_ranks, published_files
 from tokvec.bytebpe.pretokenizer import GPT2_PATTERN, GPT4_PATTERN
-from tokvec.bytebpe.training import chunk_boundaries, train, train_file
+from tokvec.bytebpe.training import chunk_boundaries, train, train_file, train_slow
 
 __all__ = ["GPT2_PATTERN", "GPT4_PATTERN", "PUBLISHED", "Tokenizer", "chunk_boundaries", "gpt2_bytes_to_unicode",
-           "merges_from_ranks", "published", "published_files", "train", "train_file"]
+           "merges_from_ranks", "published", "published_files", "train", "train_file", "train_slow"]

@@ -214,7 +214,7 @@ class Tokenizer:
         """The ids of one pre-token: merge the adjacent pair of lowest rank until none is left.
 
         A piece that is a token is that token at once, as in tiktoken. Otherwise ``bounds`` are
-        the positions where the current parts start, and ``ranks[i]`` is the rank of parts
+        the positions where the current parts start, and ``pair_rank[i]`` is the rank of parts
         ``i`` and ``i + 1`` merged (infinity if that is not a token); after a merge only the
         two neighbouring ranks change.
         """
@@ -326,35 +326,36 @@ class Tokenizer:
         self._encode_ordinary(text[pos:], ids)
         return ids
 
-    def encode(self, text: str, *, allowed_special: str | Collection[str] = "all",
-               disallowed_special: str | Collection[str] = "all") -> list[int]:
+    def encode(self, text: str, *, allowed_special: str | Collection[str] | None = None,
+               disallowed_special: str | Collection[str] | None = None) -> list[int]:
         """The ids of ``text``: special tokens first, then pre-tokens, then BPE inside each.
 
-        ``allowed_special`` and ``disallowed_special`` work as in tiktoken's ``encode``:
+        With neither keyword, every declared special token is special and nothing is refused
+        (Stanford CS336's ``encode``: the special tokens you declare are the ones you mean).
+
+        With either keyword, both mean what they mean in tiktoken's ``encode``, and the one not
+        given takes **tiktoken's default**: ``allowed_special=set()``, ``disallowed_special="all"``.
         ``allowed_special`` is ``"all"`` or a set of the declared special tokens that are encoded
         as special tokens (the others are ordinary text); ``disallowed_special`` is ``"all"`` (every
         declared special token not allowed) or a set of them, and text that contains one of them
-        raises ``ValueError``, whether or not it would be cut out. ``disallowed_special=()`` turns
-        the check off.
-
-        **The defaults differ from tiktoken's.** Here both are ``"all"``, so every declared special
-        token is special and nothing is refused (Stanford CS336's ``encode``: the special tokens
-        you declare are the ones you mean). tiktoken's default, ``allowed_special=set()`` with
-        ``disallowed_special="all"``, refuses any text that contains a special token, so that text
-        from a user cannot smuggle in ``<|endoftext|>``: pass ``allowed_special=set()`` for that.
-        A name that is not a declared special token is an error here (tiktoken ignores it in
-        ``allowed_special`` and looks for it in ``disallowed_special``). Where declared special
-        tokens overlap, only the allowed ones are looked for, the longest first (tiktoken's choice
-        there depends on the order of a hash map). A lone surrogate becomes U+FFFD, as in tiktoken.
+        raises ``ValueError``, whether or not it would be cut out. So ``allowed_special=set()``
+        refuses any text that holds a special token (text from a user cannot smuggle in
+        ``<|endoftext|>``), and ``disallowed_special=()`` encodes it as ordinary characters, as
+        in tiktoken. A name that is not a declared special token is an error here (tiktoken
+        ignores it in ``allowed_special`` and looks for it in ``disallowed_special``). Where
+        declared special tokens overlap, only the allowed ones are looked for, the longest first
+        (tiktoken's choice there depends on the order of a hash map). A lone surrogate becomes
+        U+FFFD, as in tiktoken.
 
         All the pre-tokens of ``text`` are listed at once (faster than one at a time, and about
         14 times the text's size in memory); for a large file, use :meth:`encode_iterable`.
         """
         check_text(text)
-        if isinstance(allowed_special, str) and allowed_special == "all" and \
-                isinstance(disallowed_special, str) and disallowed_special == "all":
+        if allowed_special is None and disallowed_special is None:
             return self._encode(replace_surrogates(text), self._splitter)
-        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        allowed, disallowed = self._special_sets(
+            set() if allowed_special is None else allowed_special,
+            "all" if disallowed_special is None else disallowed_special)
         if disallowed:
             # tiktoken looks for disallowed tokens in the text as given, before replacing surrogates
             found = self._splitter_for(disallowed).search(text)
@@ -363,7 +364,8 @@ class Tokenizer:
                 raise ValueError(
                     f"text contains the special token {token!r} (at index {found.start()}), which is disallowed: "
                     f"pass allowed_special={{{token!r}}} (or 'all') to encode it as one special token, or "
-                    f"disallowed_special=() (or use encode_ordinary) to encode it as ordinary text")
+                    f"disallowed_special=() with no allowed_special (or use encode_ordinary) to encode it as "
+                    f"ordinary text")
         return self._encode(replace_surrogates(text), self._splitter_for(allowed))
 
     def encode_ordinary(self, text: str) -> list[int]:

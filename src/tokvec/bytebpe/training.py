@@ -33,7 +33,7 @@ from tokvec.bytebpe.pretokenizer import (
     special_splitter,
 )
 
-__all__ = ["chunk_boundaries", "train", "train_file"]
+__all__ = ["chunk_boundaries", "train", "train_file", "train_slow"]
 
 #: how much of the file one look for a special token reads at a time, in bytes
 _WINDOW = 1 << 16
@@ -48,6 +48,16 @@ def _descending(token: bytes) -> str:
     :func:`_merge` compares these with ``str``'s own comparison, in C, to break ties between counts.
     """
     return "".join([chr(255 - v) for v in token]) + "\u0100"
+
+
+def _check_one_byte_specials(specials: list[str]) -> None:
+    """A special token of one byte already has its id among the 256 bytes: training would give it two."""
+    for token in specials:
+        data = token.encode("utf-8")
+        if len(data) == 1:
+            raise ValueError(f"special token {token!r} is one byte, which already has id {data[0]} among the "
+                             f"256 byte tokens, so training would give it a second id; a special token must be "
+                             f"at least two bytes long, such as '<|endoftext|>'")
 
 
 def _check_vocab_size(vocab_size, specials: list[str]) -> int:
@@ -96,10 +106,57 @@ def train(text: str, vocab_size: int, special_tokens=(), *,
     """
     text = replace_surrogates(check_text(text))        # as tiktoken: a lone surrogate becomes U+FFFD
     specials = check_special_tokens(special_tokens)
+    _check_one_byte_specials(specials)
     vocab_size = _check_vocab_size(vocab_size, specials)
     pat = compile_pattern(pattern)
     counts = _count_pretokens(text, pat, special_splitter(specials), Counter())
     return _merge(_as_bytes(counts), specials, vocab_size)
+
+
+def train_slow(text: str, vocab_size: int, special_tokens=(), *,
+               pattern: str = GPT2_PATTERN) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Training by its definition, step by step: the same ``(vocab, merges)`` as :func:`train`.
+
+    After every merge it counts all the pairs again, which is easy to read and slow (minutes on
+    5 MB): :func:`train` updates only the pairs next to each merge. Shown in chapter 1.1, and
+    the tests check :func:`train` against it.
+    """
+    text = replace_surrogates(check_text(text))
+    specials = check_special_tokens(special_tokens)
+    _check_one_byte_specials(specials)
+    vocab_size = _check_vocab_size(vocab_size, specials)
+    counts = _count_pretokens(text, compile_pattern(pattern), special_splitter(specials), Counter())
+    # each distinct pre-token as a tuple of one-byte symbols, with its count
+    words = {tuple(bytes([b]) for b in word.encode("utf-8")): n for word, n in counts.items()}
+    vocab = {i: bytes([i]) for i in range(256)}
+    for token in specials:
+        vocab[len(vocab)] = token.encode("utf-8")
+    merges: list[tuple[bytes, bytes]] = []
+    while len(vocab) < vocab_size:
+        pairs: Counter = Counter()
+        for word, n in words.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] += n
+        if not pairs:
+            break                                        # every pre-token is one symbol
+        best = max(pairs, key=lambda p: (pairs[p], p))   # most frequent; on a tie, the greater pair
+        merges.append(best)
+        vocab[len(vocab)] = best[0] + best[1]
+        words = {_merge_pair(word, best): n for word, n in words.items()}
+    return vocab, merges
+
+
+def _merge_pair(word: tuple[bytes, ...], pair: tuple[bytes, bytes]) -> tuple[bytes, ...]:
+    """``word`` with every occurrence of ``pair`` merged, left to right (``a a a`` -> ``aa a``)."""
+    out, i = [], 0
+    while i < len(word):
+        if word[i:i + 2] == pair:
+            out.append(pair[0] + pair[1])
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return tuple(out)
 
 
 def _merge(counts: dict[bytes, int], specials: list[str],
@@ -298,6 +355,7 @@ def train_file(path, vocab_size: int, special_tokens=(), *, pattern: str = GPT2_
     """
     path = _check_path(path)
     specials = check_special_tokens(special_tokens)
+    _check_one_byte_specials(specials)
     vocab_size = _check_vocab_size(vocab_size, specials)
     compile_pattern(pattern)                                # refuse a bad pattern before any worker starts
     num_workers = validate.positive_int(num_workers, "num_workers")
