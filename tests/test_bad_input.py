@@ -141,6 +141,10 @@ CASES += [
       "positions": [[0, 1, 2], torch.arange(4), torch.zeros(3), torch.tensor([True] * 3),
                     torch.zeros(1, 3, dtype=torch.long)],
       "base": BASE, "interleaved": FLAG}),
+    ("rope_frequencies", attention.rope_frequencies, {"d_head": 8},
+     {"d_head": SIZE, "base": BASE, "seq_len": [0, -1, True, 2.5, "8"],
+      "scaling": ([3, "linear", {}, {"rope_type": "nope"}, {"rope_type": "linear"},
+                   {"rope_type": "linear", "factor": 0.5}], "scaling|rope_type|factor")}),
     ("alibi_slopes", attention.alibi_slopes, {"n_heads": 4}, {"n_heads": SIZE}),
     ("alibi_bias", attention.alibi_bias, {"n_heads": 4, "T": 3}, {"n_heads": SIZE, "T": SIZE}),
 ]

@@ -4,10 +4,13 @@ Taught in chapter 11, "Where positions act" (``11_positions_in_attention``); cha
 (``12_position_experiment``) trains tiny models with each scheme (:mod:`tokvec.experiment`).
 
 Shapes follow PyTorch's attention: queries and keys are ``(..., T, d_head)``, with any leading
-dimensions (batch, heads); scores are ``(..., T_q, T_k)``. Three functions and one table:
+dimensions (batch, heads); scores are ``(..., T_q, T_k)``. The functions:
 
 * :func:`scores`: ``q @ k^T / sqrt(d_head)``, the numbers a softmax turns into attention weights;
 * :func:`rope`: rotary position embedding (Su et al., 2021), in both pairings used in practice;
+* :func:`rope_frequencies`: RoPE's frequencies as released models scale them to read past their
+  training length (linear position interpolation, dynamic NTK, YaRN, Llama 3.1), in Hugging Face
+  transformers' ``rope_parameters`` form;
 * :func:`alibi_slopes` and :func:`alibi_bias`: attention with linear biases (Press et al., 2022).
 
 Rotation angles are computed in float64 and rounded once: in float32, ``m * theta`` at position
@@ -24,7 +27,7 @@ import torch
 
 from tokvec import validate
 
-__all__ = ["alibi_bias", "alibi_slopes", "rope", "scores"]
+__all__ = ["alibi_bias", "alibi_slopes", "rope", "rope_frequencies", "scores"]
 
 #: The most heads :func:`alibi_slopes` accepts: beyond about 2**26 neighbouring float32 slopes
 #: would round to the same number.
@@ -61,27 +64,258 @@ def scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
 
 
-def _positions(positions: object, T: int) -> torch.Tensor:
+def _positions(positions: object, T: int, scaled: bool) -> torch.Tensor:
+    """Positions as given: an integer tensor, or float64 for fractional positions."""
     if not isinstance(positions, torch.Tensor):
         raise TypeError(f"positions must be a 1-D integer torch.Tensor of length T = {T} or None, got "
                         f"{type(positions).__name__}; e.g. positions=torch.arange({T})")
-    if positions.dtype.is_floating_point or positions.dtype.is_complex or positions.dtype == torch.bool:
-        raise TypeError(f"positions must have an integer dtype, got {positions.dtype}; positions count "
-                        f"tokens, convert with positions.long()")
+    if positions.dtype == torch.bool or positions.dtype.is_complex or (
+            positions.dtype.is_floating_point and positions.dtype != torch.float64):
+        raise TypeError(f"positions must have an integer dtype, or float64 for fractional positions, got "
+                        f"{positions.dtype}; positions count tokens, convert with positions.long() (or "
+                        f"positions.double() for fractions: float32 cannot even hold 2**24 + 1)")
     if positions.ndim != 1 or positions.shape[0] != T:
         raise ValueError(f"positions must have shape (T,) = ({T},), one position per row of x along "
                          f"dim -2, got shape {tuple(positions.shape)}")
+    if positions.dtype == torch.float64 and not bool(positions.isfinite().all()):
+        raise ValueError("positions must be finite, got NaN or infinity; check how the positions were "
+                         "computed (e.g. a division by zero)")
+    if scaled and T and float(positions.min()) < 0:
+        raise ValueError(f"positions must be >= 0 with scaling (they index the tokens 0 .. seq_len - 1 "
+                         f"that the scaled model reads), got {float(positions.min()):g}; count positions "
+                         f"from 0, or use scaling=None for the relative form rope(k, n - m)")
     return positions
 
 
+# --- RoPE scaling: the frequencies of models that read past their training length --------------
+
+#: The keys each ``rope_type`` takes, as Hugging Face transformers names them in
+#: ``config.rope_parameters``: (required, optional). ``rope_theta`` may appear in any of them, and
+#: must then equal ``base``.
+_ROPE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "default": ((), ()),
+    "linear": (("factor",), ()),
+    "dynamic": (("factor", "max_position_embeddings"), ()),
+    "yarn": (("factor", "original_max_position_embeddings"),
+             ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate")),
+    "llama3": (("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"), ()),
+}
+
+_LENGTH_KEYS = ("original_max_position_embeddings", "max_position_embeddings")
+
+
+def _head_size(d_head: object) -> int:
+    if isinstance(d_head, bool) or not isinstance(d_head, numbers.Integral):
+        raise TypeError(f"d_head must be an even int >= 2 (the size of one attention head), got "
+                        f"{type(d_head).__name__} {d_head!r:.40}; pass e.g. d_head=128")
+    if d_head < 2 or d_head % 2:
+        raise ValueError(f"d_head must be an even int >= 2, got {validate._short(int(d_head))}: RoPE rotates "
+                         f"features in pairs; use an even head size such as 64 or 128")
+    if d_head > validate.ARRAY_TABLE_LIMIT:
+        raise ValueError(f"d_head = {validate._short(int(d_head))} is more than the "
+                         f"{validate._short(validate.ARRAY_TABLE_LIMIT)} features this function accepts "
+                         f"(models use 64 to 256); check d_head")
+    return int(d_head)
+
+
+def _real(params: dict, key: str, low: float, *, low_ok: bool, hint: str) -> float:
+    """``params[key]`` as a finite float ``>= low`` (or ``> low``), with the fix in the message."""
+    value = params[key]
+    name = f"scaling[{key!r}]"
+    bound = f">= {low:g}" if low_ok else f"> {low:g}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number {bound}, got {type(value).__name__} {value!r:.40}; {hint}")
+    try:
+        as_float = float(value)
+    except OverflowError:
+        raise ValueError(f"{name} = {value!r:.40} is too large for a float; {hint}") from None
+    if not math.isfinite(as_float) or as_float < low or (as_float == low and not low_ok):
+        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}; {hint}")
+    return as_float
+
+
+def _length(params: dict, key: str) -> int:
+    """``params[key]`` as a context length in tokens: an ``int >= 1`` (8192 for Llama 3.1)."""
+    return validate.positive_int(params[key], f"scaling[{key!r}]")
+
+
+def _scaling_params(scaling: object, base: float) -> tuple[str, dict]:
+    """``(rope_type, params)`` after checking names, required keys and ``rope_theta``."""
+    if scaling is None:
+        return "default", {}
+    if not isinstance(scaling, dict):
+        raise TypeError(f"scaling must be None or a dict in Hugging Face's rope_parameters form, got "
+                        f"{type(scaling).__name__} {scaling!r:.60}; e.g. "
+                        f"scaling={{'rope_type': 'linear', 'factor': 2.0}}")
+    types = ", ".join(repr(t) for t in _ROPE_KEYS)
+    if "rope_type" not in scaling:
+        fix = ("rename 'type' to 'rope_type' (older configs name it 'type')" if "type" in scaling
+               else "add it, e.g. scaling={'rope_type': 'linear', 'factor': 2.0}")
+        raise ValueError(f"scaling must name its rope_type (one of {types}); {fix}")
+    rope_type = scaling["rope_type"]
+    if rope_type not in _ROPE_KEYS:
+        raise ValueError(f"scaling['rope_type'] must be one of {types}, got {rope_type!r:.40}; this module does "
+                         f"not implement other schemes (such as 'longrope'), check the spelling")
+    required, optional = _ROPE_KEYS[rope_type]
+    missing = [key for key in required if scaling.get(key) is None]
+    if missing:
+        raise ValueError(f"scaling is missing {', '.join(repr(k) for k in missing)}: rope_type {rope_type!r} "
+                         f"needs {', '.join(required)}; add "
+                         f"{'them' if len(missing) > 1 else 'it'} to scaling")
+    unknown = sorted(set(scaling) - {"rope_type", "rope_theta", *required, *optional}, key=str)
+    if unknown:
+        takes = ", ".join(("rope_type", *required, *optional, "rope_theta"))
+        raise ValueError(f"scaling has keys that rope_type {rope_type!r} does not use: {unknown}; it takes "
+                         f"{takes}. Remove them or check the spelling")
+    if scaling.get("rope_theta") is not None:
+        theta = validate.base(scaling["rope_theta"], "scaling['rope_theta']")
+        if theta != base:
+            raise ValueError(f"scaling['rope_theta'] = {theta:g} differs from base = {base:g}; they are the "
+                             f"same number: pass base={theta:g}, or drop rope_theta from scaling")
+    # None means "the default" for an optional key, as in Hugging Face's configs; not for truncate,
+    # where Hugging Face reads None as False: that one must be True or False
+    return rope_type, {key: value for key, value in scaling.items() if value is not None or key == "truncate"}
+
+
+def rope_frequencies(d_head: int, *, base: float = 10000.0, scaling: dict | None = None,
+                     seq_len: int | None = None) -> tuple[torch.Tensor, float]:
+    """RoPE's inverse frequencies ``theta_i`` and the attention factor, with a model's scaling.
+
+    Taught in chapter 11, "Where positions act" (``11_positions_in_attention``). Returns
+    ``(inv_freq, attention_factor)``: ``inv_freq`` is a float64 tensor of shape ``(d_head // 2,)``
+    (the ``theta_i`` that :func:`rope` rotates pair ``i`` by, per position) and
+    ``attention_factor`` the float that multiplies cos and sin (1.0 except for YaRN).
+
+    ``scaling`` is ``None`` or a dict in Hugging Face transformers' ``rope_parameters`` form, and
+    the results equal that library's RoPE initialisation functions (``ROPE_INIT_FUNCTIONS``),
+    computed in float64. With ``L`` the training length and ``s = factor >= 1``:
+
+    * ``None`` or ``{"rope_type": "default"}``: ``theta_i = base**(-2i/d_head)`` (Su et al.);
+    * ``"linear"`` (``factor``): position interpolation (Chen et al., 2023), ``theta_i / s``,
+      the same as reading position ``m`` as ``m / s``;
+    * ``"dynamic"`` (``factor``, ``max_position_embeddings`` = ``L``; needs ``seq_len``):
+      dynamic NTK-aware scaling (bloc97, emozilla, 2023): the base grows to
+      ``base * (s * n / L - (s - 1)) ** (d/(d-2))`` with ``n = max(seq_len, L)``, so nothing
+      changes up to ``L``. Hugging Face's module caches the largest ``seq_len`` it has seen;
+      this function is evaluated at the ``seq_len`` given;
+    * ``"yarn"`` (``factor``, ``original_max_position_embeddings`` = ``L``; optional
+      ``beta_fast`` = 32, ``beta_slow`` = 1, ``truncate`` = True, ``attention_factor``,
+      ``mscale``, ``mscale_all_dim``): YaRN (Peng et al., 2023). Pairs that turn more than
+      ``beta_fast`` times over ``L`` positions keep ``theta_i``, pairs that turn fewer than
+      ``beta_slow`` times get ``theta_i / s``, and a linear ramp over the pair index blends the two
+      in between; the attention factor is ``0.1 ln s + 1`` (or
+      ``(0.1 mscale ln s + 1) / (0.1 mscale_all_dim ln s + 1)`` when both are given);
+    * ``"llama3"`` (``factor``, ``original_max_position_embeddings`` = ``L``, ``low_freq_factor``,
+      ``high_freq_factor``): Llama 3.1's scaling. Wavelengths ``2 pi / theta_i`` shorter than
+      ``L / high_freq_factor`` are kept, longer than ``L / low_freq_factor`` divided by ``s``, and
+      in between blended with the weight ``(L / wavelength - low) / (high - low)``.
+
+    Llama 3.1: ``rope_frequencies(128, base=500000.0, scaling={"rope_type": "llama3",
+    "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 8192})``. A ``rope_theta`` key, if present, must equal
+    ``base``; any key the type does not use is an error, not silently ignored. ``seq_len`` is
+    used by ``"dynamic"`` only.
+    """
+    d = _head_size(d_head)
+    base = validate.base(base)
+    rope_type, params = _scaling_params(scaling, base)
+    if seq_len is not None or rope_type == "dynamic":
+        if seq_len is None:
+            raise ValueError("seq_len is missing: rope_type 'dynamic' scales the frequencies to the length "
+                             "of the sequence; pass seq_len=T (the number of positions, max position + 1)")
+        seq_len = validate.positive_int(seq_len, "seq_len")
+    half = d // 2
+    theta = base ** (-2.0 * torch.arange(half, dtype=torch.float64) / d)        # (d/2,): Su et al.
+    if rope_type == "default":
+        return theta, 1.0
+
+    hint = "factor >= 1 is how many times longer the context becomes, e.g. 8.0 for Llama 3.1"
+    s = _real(params, "factor", 1.0, low_ok=True, hint=hint)
+    lengths = {key: _length(params, key) for key in _LENGTH_KEYS if key in params}
+    if rope_type == "linear":
+        return theta / s, 1.0
+
+    if rope_type == "dynamic":
+        if d < 4:
+            raise ValueError(f"d_head must be >= 4 for rope_type 'dynamic', got {d}: its exponent d/(d-2) "
+                             f"is infinite at d = 2; use a larger head or rope_type 'linear'")
+        L = lengths["max_position_embeddings"]
+        n = max(seq_len, L)
+        try:
+            grown = base * ((s * n / L) - (s - 1)) ** (d / (d - 2))
+        except OverflowError:
+            grown = math.inf
+        if not math.isfinite(grown):
+            raise ValueError(f"seq_len = {validate._short(n)} with factor = {s:g} grows the base past the largest "
+                             f"float for rope_type 'dynamic'; check seq_len (the number of positions) and factor")
+        return grown ** (-2.0 * torch.arange(half, dtype=torch.float64) / d), 1.0
+
+    L = lengths["original_max_position_embeddings"]
+    if rope_type == "llama3":
+        low = _real(params, "low_freq_factor", 0.0, low_ok=False,
+                    hint="Llama 3.1 uses low_freq_factor = 1.0 and high_freq_factor = 4.0")
+        high = _real(params, "high_freq_factor", 0.0, low_ok=False,
+                     hint="Llama 3.1 uses low_freq_factor = 1.0 and high_freq_factor = 4.0")
+        if low >= high:
+            raise ValueError(f"scaling['low_freq_factor'] = {low:g} must be less than scaling['high_freq_factor'] "
+                             f"= {high:g}: they bound the band of wavelengths that is blended; Llama 3.1 uses "
+                             f"1.0 and 4.0")
+        wavelength = 2 * math.pi / theta
+        kept = wavelength < L / high                    # fast pairs: turn many times within L
+        divided = wavelength > L / low                  # slow pairs: interpolated like "linear"
+        blend = (L / wavelength - low) / (high - low)   # 0 at L/low .. 1 at L/high
+        blended = (1 - blend) * theta / s + blend * theta
+        return torch.where(kept, theta, torch.where(divided, theta / s, blended)), 1.0
+
+    # yarn
+    fast = _real(params, "beta_fast", 0.0, low_ok=False, hint="YaRN's default is 32") if "beta_fast" in params \
+        else 32.0
+    slow = _real(params, "beta_slow", 0.0, low_ok=False, hint="YaRN's default is 1") if "beta_slow" in params \
+        else 1.0
+    if fast <= slow:
+        raise ValueError(f"scaling['beta_fast'] = {fast:g} must be greater than scaling['beta_slow'] = {slow:g} "
+                         f"(rotations within the training length; YaRN's defaults are 32 and 1)")
+    truncate = validate.flag(params.get("truncate", True), "scaling['truncate']")
+    weights = {key: _real(params, key, 0.0, low_ok=False, hint="DeepSeek-V3 uses mscale = mscale_all_dim = 1.0")
+               for key in ("mscale", "mscale_all_dim") if key in params}
+    if len(weights) == 1:
+        raise ValueError(f"scaling has {next(iter(weights))!r} without the other of 'mscale' and "
+                         f"'mscale_all_dim': the attention factor is their ratio, so give both "
+                         f"(DeepSeek's configs do) or neither")
+
+    def mscale(weight: float) -> float:                 # YaRN's sqrt(1/t) = 0.1 ln(s) + 1
+        return 1.0 if s <= 1 else 0.1 * weight * math.log(s) + 1.0
+
+    if "attention_factor" in params:                    # given: it wins, as in Hugging Face
+        attention_factor = _real(params, "attention_factor", 0.0, low_ok=False,
+                                 hint="leave it out to get YaRN's 0.1 ln(factor) + 1")
+    elif weights:
+        attention_factor = mscale(weights["mscale"]) / mscale(weights["mscale_all_dim"])
+    else:
+        attention_factor = mscale(1.0)
+
+    def pair_index(rotations: float) -> float:          # the pair i that turns `rotations` times within L
+        return d * math.log(L / (rotations * 2 * math.pi)) / (2 * math.log(base))
+
+    first, last = pair_index(fast), pair_index(slow)
+    if truncate:
+        first, last = math.floor(first), math.ceil(last)
+    first, last = max(first, 0), min(last, d - 1)       # d - 1, not d/2 - 1: as Hugging Face and YaRN's code
+    if first == last:
+        last += 0.001                                   # their guard against a zero-width ramp
+    ramp = ((torch.arange(half, dtype=torch.float64) - first) / (last - first)).clamp(0, 1)  # 0 keep .. 1 divide
+    return theta / s * ramp + theta * (1 - ramp), float(attention_factor)
+
+
 def rope(x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0,
-         interleaved: bool = True) -> torch.Tensor:
+         interleaved: bool = True, scaling: dict | None = None) -> torch.Tensor:
     """Rotary position embedding: rotate pairs of features of ``x`` by position-dependent angles.
 
     ``x`` is ``(..., T, d)`` with ``d`` even; ``positions`` is a 1-D integer tensor of length
-    ``T`` (default ``arange(T)``), applied along dim -2. With ``theta_i = base**(-2i/d)`` for
-    ``i = 0 .. d/2-1``, the row at position ``m`` has pair ``i`` rotated by the angle
-    ``m * theta_i``:
+    ``T`` (default ``arange(T)``), applied along dim -2; a float64 tensor gives fractional
+    positions (position interpolation by ``s`` reads position ``m`` as ``m / s``). With
+    ``theta_i = base**(-2i/d)`` for ``i = 0 .. d/2-1``, the row at position ``m`` has pair ``i``
+    rotated by the angle ``m * theta_i``:
 
     * ``interleaved=True`` (the RoFormer paper, GPT-J, Meta's original Llama code) pairs
       features ``(2i, 2i+1)``: ``out[2i] = x[2i] cos - x[2i+1] sin``,
@@ -90,26 +324,31 @@ def rope(x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float 
       features ``(i, i + d/2)`` with the same formulas.
 
     Applied to queries and keys, the score of a query at ``m`` and a key at ``n`` depends on the
-    positions only through ``m - n``. Frequencies and angles are computed in float64; the
-    result has ``x``'s dtype and device. ``x`` is never modified.
+    positions only through ``m - n``. ``scaling`` (a dict such as
+    ``{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}``) replaces
+    ``theta_i`` by the scaled frequencies of :func:`rope_frequencies` and multiplies cos and sin
+    by its attention factor, as Hugging Face transformers does; ``"dynamic"`` is evaluated at
+    ``seq_len = max(positions) + 1``. Frequencies and angles are computed in float64; the result
+    has ``x``'s dtype and device. ``x`` is never modified.
     """
     x = _tensor(x, "x", "(..., T, d)")
     T, d = x.shape[-2], x.shape[-1]
     if d % 2:
         raise ValueError(f"the last dimension of x (d = {d}) must be even: RoPE rotates features in "
                          f"pairs; use an even head size")
-    positions = torch.arange(T) if positions is None else _positions(positions, T)
+    positions = torch.arange(T) if positions is None else _positions(positions, T, scaling is not None)
     base = validate.base(base)
     validate.flag(interleaved, "interleaved")
 
     half = d // 2
-    theta = base ** (-2.0 * torch.arange(half, dtype=torch.float64) / d)        # (d/2,)
+    seq_len = int(positions.max()) + 1 if scaling is not None and T else 1   # what "dynamic" scales to
+    theta, attention_factor = rope_frequencies(d, base=base, scaling=scaling, seq_len=seq_len)  # (d/2,) float64
     angles = positions.to("cpu", torch.float64)[:, None] * theta[None, :]       # (T, d/2), exact to 1e-16
     work = torch.promote_types(x.dtype, torch.float32)   # bfloat16/float16 rotate in float32, round once
     if x.device.type == "mps":
         work = torch.float32                             # MPS has no float64
-    cos = angles.cos().to(x.device, work)
-    sin = angles.sin().to(x.device, work)
+    cos = (angles.cos() * attention_factor).to(x.device, work)   # the factor is 1.0 except for YaRN
+    sin = (angles.sin() * attention_factor).to(x.device, work)
     xw = x.to(work)
     if interleaved:
         first, second = xw[..., 0::2], xw[..., 1::2]
@@ -144,9 +383,11 @@ def alibi_slopes(n_heads: int) -> torch.Tensor:
     """The ALiBi slope of each head, shape ``(n_heads,)``, float32 (Press et al., 2022).
 
     For ``n_heads`` a power of two, head ``h = 1..n`` gets ``2**(-8h/n)``: for 8 heads
-    ``1/2, 1/4, ..., 1/256``. For other head counts the paper's code takes the slopes of the
-    largest power of two ``p < n_heads`` and adds every other slope of ``2p`` heads (the ones
-    that fall between them) until there are ``n_heads``.
+    ``1/2, 1/4, ..., 1/256``. For other head counts the authors' code takes the slopes of the
+    largest power of two ``p < n_heads`` and adds the first ``n_heads - p`` of the slopes of
+    ``2p`` heads that are not already among them (every other one, from the steepest), so the
+    added slopes all sit at the steep end: a workaround in their code, not a rule the paper
+    derives.
     """
     n = _n_heads(n_heads)
     p = 2 ** int(math.floor(math.log2(n)))
