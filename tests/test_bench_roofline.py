@@ -40,3 +40,62 @@ def test_bad_arguments(kwargs, message):
         bytes_moved(0, 1, 1)
     with pytest.raises(ValueError, match="positive"):
         min_time_ms(10, 0)
+
+
+def test_a_float32_positional_table_adds_its_extra_bytes_once():
+    bf16 = bytes_moved(*BIG, "bfloat16", impl="fused")
+    pe32 = bytes_moved(*BIG, "bfloat16", impl="fused", table_dtype="float32")
+    assert pe32 - bf16 == 2048 * 4096 * (4 - 2)
+    assert bytes_moved(*BIG, "float32", impl="eager") == bytes_moved(*BIG, "float32", impl="eager",
+                                                                    table_dtype="float32")
+    with pytest.raises(ValueError, match="table_dtype must be one of"):
+        bytes_moved(1, 1, 1, table_dtype="int8")
+
+
+# --- reading GPU runs: a synthetic results file, as `python -m tokvec.bench kernels` writes ---
+
+def record(impl, median_ms, **size):
+    size = {"batch": 4, "seq_len": 8, "d_model": 16, "dtype": "bfloat16", **size}
+    return {"device": "Some GPU", "torch": "2.13.0", "impl": impl, "vocab_size": 100,
+            "median_ms": median_ms, "gbps": 0.0, **size}
+
+
+def test_gpu_results_reads_every_gpu_file_in_both_layouts(tmp_path):
+    from tokvec.bench.common import write
+    from tokvec.bench.roofline import gpu_results
+
+    assert gpu_results(tmp_path) == []
+    write([record("eager", 0.3), record("copy", 0.1)], tmp_path / "gpu-a.json")
+    write({"command": "python -m tokvec.bench kernels", "records": [record("fused", 0.2)]},
+          tmp_path / "gpu-b.json")
+    write([record("eager", 9.9)], tmp_path / "cpu-not-a-gpu-run.json")
+    rows = gpu_results(tmp_path)
+    assert [(r["file"], r["impl"]) for r in rows] == [
+        ("gpu-a.json", "eager"), ("gpu-a.json", "copy"), ("gpu-b.json", "fused")]
+
+
+def test_the_committed_gpu_files_load_and_hold_complete_records():
+    from tokvec.bench.roofline import gpu_points, gpu_results
+
+    points = gpu_points(gpu_results())               # [] until a GPU run is committed
+    assert all(p["median_ms"] > 0 and p["gb_s"] > 0 for p in points)
+
+
+def test_gpu_points_put_each_record_against_the_copy_of_its_own_size():
+    from tokvec.bench.roofline import gpu_points
+
+    rows = [record("eager", 0.3), record("fused", 0.2), record("copy", 0.1),
+            record("fused", 1.0, batch=8), {**record("copy", 0.05), "file": "other.json"}]
+    eager, fused, copy, lone, other = gpu_points(rows)
+    one_pass = bytes_moved(4, 8, 16, "bfloat16", impl="fused")
+    copied = bytes_moved(4, 8, 16, "bfloat16", impl="copy")
+    assert eager["bytes"] == fused["bytes"] == one_pass and copy["bytes"] == copied
+    assert fused["gb_s"] == pytest.approx(one_pass / 0.2e-3 / 1e9)
+    copy_speed = copied / 0.1e-3 / 1e9
+    assert copy["of_copy"] == pytest.approx(1.0)
+    assert eager["of_copy"] == pytest.approx(one_pass / 0.3e-3 / 1e9 / copy_speed)
+    assert fused["floor_ms"] == pytest.approx(one_pass / copy_speed / 1e6)
+    assert lone["of_copy"] is None and lone["floor_ms"] is None        # no copy at batch 8
+    assert other["of_copy"] == pytest.approx(1.0)                      # another file's copy
+    with pytest.raises(ValueError, match="lacks \\['median_ms'\\]"):
+        gpu_points([{k: v for k, v in record("eager", 1.0).items() if k != "median_ms"}])

@@ -156,10 +156,83 @@ def test_bad_ids_are_a_python_error_not_an_out_of_bounds_read(bad):
 def test_tensors_that_require_grad_are_refused_not_silently_detached():
     w = torch.zeros(5, 4, requires_grad=True)
     table = torch.zeros(3, 4)
-    with pytest.raises(ValueError, match="no backward"):
+    with pytest.raises(ValueError, match="no backward, but weight requires grad.*inference_mode"):
+        fused.fused_embedding(torch.tensor([1, 2]), w, table, 1.0)
+    with pytest.raises(ValueError, match="but table requires grad.*table.detach"):
+        fused.fused_embedding(torch.tensor([1, 2]), w.detach(), table.requires_grad_(), 1.0)
+    with pytest.raises(ValueError, match="but weight and table require grad.*TransformerEmbedding"):
         fused.fused_embedding(torch.tensor([1, 2]), w, table, 1.0)
     with torch.no_grad():                       # no graph is being recorded: nothing to lose
         assert fused.fused_embedding(torch.tensor([1, 2]), w, table, 1.0).shape == (2, 4)
+    with torch.inference_mode():
+        assert fused.fused_embedding(torch.tensor([1, 2]), w, table, 1.0).shape == (2, 4)
+
+
+# --- the grid: computed on the CPU, no kernel launched ---------------------------------------
+
+def covered(B, T, D, launch):
+    """Which (b, t, d) each program of ``launch`` writes, as the kernel's index arithmetic does."""
+    (nt, nd, nb), bt, bd, per = launch
+    cells = {}
+    for pt in range(nt):
+        for pd in range(nd):
+            for pb in range(nb):
+                cells[(pt, pd, pb)] = {(b, t, d) for b in range(pb * per, min(pb * per + per, B))
+                                       for t in range(pt * bt, pt * bt + bt) if t < T
+                                       for d in range(pd * bd, pd * bd + bd) if d < D}
+    return cells
+
+
+@settings(max_examples=60)
+@given(B=st.integers(1, 9), T=st.integers(1, 40), D=st.integers(1, 70), block_t=st.sampled_from([1, 4, 16]),
+       block_d=st.sampled_from([8, 32, 256]), min_programs=st.integers(1, 64))
+def test_the_grid_covers_every_element_once_and_every_program_has_work(B, T, D, block_t, block_d, min_programs):
+    launch = fused.launch_grid(B, T, D, block_t=block_t, block_d=block_d, min_programs=min_programs)
+    cells = covered(B, T, D, launch)
+    assert all(cells.values()), "a program with nothing to do"
+    everything = [c for part in cells.values() for c in part]
+    assert len(everything) == len(set(everything)) == B * T * D
+    assert launch.programs == len(cells) and launch.block_t <= block_t and launch.block_d <= block_d
+    tiles = launch.grid[0] * launch.grid[1]
+    assert launch.grid[2] == 1 or tiles < min_programs      # the batch is split only when needed
+
+
+def test_one_decoding_step_launches_one_position_per_program_and_splits_the_batch():
+    """T = 1: the old grid gave one program per 256 features, each with 16 rows of which 15
+    were masked, and looped over the whole batch in 16 programs."""
+    assert fused.launch_grid(64, 1, 4096) == fused.Launch((1, 16, 64), 1, 256, 1)
+    assert fused.launch_grid(256, 1, 4096) == fused.Launch((1, 16, 64), 1, 256, 4)
+    assert fused.launch_grid(1, 1, 4096).programs == 16          # nothing left to split
+    assert fused.launch_grid(1, 1, 24) == fused.Launch((1, 1, 1), 1, 32, 1)
+
+
+def test_large_batches_keep_one_slice_so_the_positional_tile_is_read_once():
+    assert fused.launch_grid(64, 2048, 4096) == fused.Launch((128, 16, 1), 16, 256, 64)
+    assert fused.launch_grid(8, 2048, 4096).grid == (128, 16, 1)
+    gpt2 = fused.launch_grid(32, 512, 768)                        # 96 tiles: too few for a GPU
+    assert gpt2.grid[:2] == (32, 3) and gpt2.programs >= fused.MIN_PROGRAMS
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    ({"block_t": 12}, ValueError, "block_t must be a power of two .* got 12; try 16"),
+    ({"block_d": 0}, ValueError, "block_d must be an int >= 1"),
+    ({"min_programs": 2.0}, TypeError, "min_programs must be an int >= 1"),
+])
+def test_bad_blocks_are_refused(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        fused.launch_grid(2, 3, 4, **kwargs)
+    with pytest.raises(ValueError, match="seq_len must be an int >= 1"):
+        fused.launch_grid(2, 0, 4)
+
+
+def test_interpreted_kernel_with_uneven_batch_slices_matches_reference():
+    """Seven sequences in slices of three: the last program loops over one sequence only."""
+    torch.manual_seed(1)
+    weight, ids = torch.randn(11, 20), torch.randint(0, 11, (7, 3))
+    table = torch.from_numpy(sinusoidal_table_numpy(3, 20)).float()
+    assert fused.launch_grid(7, 3, 20, block_d=8, min_programs=9).seqs_per_program == 3
+    out = fused.fused_embedding(ids, weight, table, 2.0, block_d=8, min_programs=9)
+    assert torch.allclose(out, weight[ids] * 2.0 + table, atol=1e-6, rtol=0)
 
 
 def test_kernel_is_a_module_level_triton_jit_function():

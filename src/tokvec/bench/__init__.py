@@ -10,8 +10,8 @@ Nothing on the data path imports this package; it imports the data path and time
   allocator control), the input checks alone and after a cache-evicting write, the layer taken
   apart, and an output-sized copy (chapter 10);
 * :mod:`tokvec.bench.gpu`      -- ``python -m tokvec.bench kernels``: eager, compiled, the Triton
-  kernel and a plain copy on one GPU (for a chapter "Making it fast", planned and not yet in
-  the book; no GPU numbers are committed);
+  kernel and a plain copy on one GPU (chapter 10.1, "Making it fast on a GPU", reads its
+  results; no GPU numbers are committed yet);
 * :mod:`tokvec.bench.roofline` -- the bytes the layer must move, and the fastest time that allows
   (chapter 10 reads its CPU timings against it).
 

@@ -1,8 +1,8 @@
 """The GPU benchmark of the input layer: eager, compiled, fused and copy, against the bandwidth limit.
 
-For a chapter "Making it fast", planned and not yet in the book. Run it on one CUDA GPU::
+Chapter 10.1, "Making it fast on a GPU", reads its results. Run it on one CUDA GPU::
 
-    python -m tokvec.bench kernels --out src/tokvec/bench/results/<gpu>.json
+    python -m tokvec.bench kernels --out src/tokvec/bench/results/gpu-<name>.json
 
 For each configuration it times, in the same run and on the same inputs:
 
