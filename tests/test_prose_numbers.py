@@ -42,7 +42,7 @@ YEARS = range(1900, 2031)
 # Words after which a number names a place in a text, not a quantity: "chapter 3", "section 3.5",
 # "Algorithms 1 and 2", "seeds 000 and 004", "Table 2", "Python 3.11".
 NAMING_WORDS = (
-    r"chapters?|sections?|algorithms?|tables?|figures?|fig\.|exercises?|questions?|seeds?|lines?"
+    r"chapters?|sections?|algorithms?|tables?|figures?|fig\.|exercises?|questions?|seeds?|lines?|theorems?"
     r"|parts?|appendix|equations?|eq\.|issues?|python|version"
 )
 SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}

@@ -379,6 +379,15 @@ def test_default_scaling_is_no_scaling_bit_for_bit():
                                 scaling={"rope_type": "linear", "factor": 1.0}), plain)
     inv_freq, factor = rope_frequencies(64)
     assert factor == 1.0 and torch.equal(inv_freq, 10000.0 ** (-2.0 * torch.arange(32, dtype=torch.float64) / 64))
+    # the relative form rope(k, n - m) takes negative positions; "default" is no scaling, so it does too
+    offsets = torch.arange(-25, 25)
+    assert torch.equal(rope(x, offsets, scaling={"rope_type": "default"}), rope(x, offsets))
+
+
+def test_a_head_too_large_for_memory_is_a_clear_error_not_an_allocation():
+    with pytest.raises(ValueError, match=r"d_head = .* is more than the 1,048,576 features"):
+        rope_frequencies(2**40)
+    assert rope_frequencies(2**20)[0].shape == (2**19,)
 
 
 def test_dynamic_rope_scales_to_the_longest_position_given():

@@ -104,6 +104,11 @@ _ROPE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 _LENGTH_KEYS = ("original_max_position_embeddings", "max_position_embeddings")
 
 
+#: the largest head ``rope_frequencies`` accepts: far above any model's (64 to 256), far below
+#: what would exhaust memory
+_MAX_HEAD = 1 << 20
+
+
 def _head_size(d_head: object) -> int:
     if isinstance(d_head, bool) or not isinstance(d_head, numbers.Integral):
         raise TypeError(f"d_head must be an even int >= 2 (the size of one attention head), got "
@@ -111,10 +116,9 @@ def _head_size(d_head: object) -> int:
     if d_head < 2 or d_head % 2:
         raise ValueError(f"d_head must be an even int >= 2, got {validate._short(int(d_head))}: RoPE rotates "
                          f"features in pairs; use an even head size such as 64 or 128")
-    if d_head > validate.ARRAY_TABLE_LIMIT:
-        raise ValueError(f"d_head = {validate._short(int(d_head))} is more than the "
-                         f"{validate._short(validate.ARRAY_TABLE_LIMIT)} features this function accepts "
-                         f"(models use 64 to 256); check d_head")
+    if d_head > _MAX_HEAD:
+        raise ValueError(f"d_head = {validate._short(int(d_head))} is more than the {_MAX_HEAD:,} features "
+                         f"this function accepts (models use 64 to 256); check d_head")
     return int(d_head)
 
 
@@ -336,12 +340,13 @@ def rope(x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float 
     if d % 2:
         raise ValueError(f"the last dimension of x (d = {d}) must be even: RoPE rotates features in "
                          f"pairs; use an even head size")
-    positions = torch.arange(T) if positions is None else _positions(positions, T, scaling is not None)
+    scaled = scaling is not None and not (isinstance(scaling, dict) and scaling.get("rope_type") == "default")
+    positions = torch.arange(T) if positions is None else _positions(positions, T, scaled)
     base = validate.base(base)
     validate.flag(interleaved, "interleaved")
 
     half = d // 2
-    seq_len = int(positions.max()) + 1 if scaling is not None and T else 1   # what "dynamic" scales to
+    seq_len = int(positions.max()) + 1 if scaled and T else 1   # what "dynamic" scales to
     theta, attention_factor = rope_frequencies(d, base=base, scaling=scaling, seq_len=seq_len)  # (d/2,) float64
     angles = positions.to("cpu", torch.float64)[:, None] * theta[None, :]       # (T, d/2), exact to 1e-16
     work = torch.promote_types(x.dtype, torch.float32)   # bfloat16/float16 rotate in float32, round once
