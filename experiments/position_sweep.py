@@ -1,11 +1,13 @@
-"""The position-scheme sweep of chapter 12: five schemes, three seeds, on the CPU.
+"""The position-scheme sweep of chapter 12: six schemes, three seeds, two more offsets, on the CPU.
 
-    python experiments/position_sweep.py      # about 5 minutes on a 2-core machine
+    time python experiments/position_sweep.py   # under 10 minutes on a 2-core machine
 
 Trains the tiny transformers of :mod:`tokvec.experiment` (the smallest configuration once, the
-sweep configuration for each seed) and writes ``src/tokvec/data/position-sweep.json``, which
-chapter 12 plots and ``tests/test_experiment.py`` checks. The same as
-``python -m tokvec.experiment``; kept as a file so that it can be read, copied and changed.
+sweep configuration for each seed, and the offset sweep, k = 8 and 24, for three schemes) in two
+processes of one thread each, and writes ``src/tokvec/data/position-sweep.json`` with the
+machine, the versions, the seeds and the wall time; chapter 12 plots it and
+``tests/test_experiment.py`` checks it. The same as ``python -m tokvec.experiment``; kept as a
+file so that it can be read, copied and changed.
 """
 
 from tokvec.experiment import main

@@ -1,7 +1,9 @@
-"""tokvec.experiment: the task, the models, determinism, and the committed results of chapter 12."""
+"""tokvec.experiment: the task, the baselines, the models, fairness, determinism, the committed results."""
 
 import dataclasses
+import itertools
 
+import numpy as np
 import pytest
 import torch
 
@@ -9,6 +11,7 @@ from tokvec import experiment
 from tokvec.experiment import SCHEMES, SMALL, Config, TinyTransformer
 
 STORED = experiment.load_sweep()
+TINY = dataclasses.replace(SMALL, d_model=16, n_heads=2, n_layers=1)
 
 
 def test_targets_are_the_tokens_k_places_back_and_content_says_nothing():
@@ -17,38 +20,150 @@ def test_targets_are_the_tokens_k_places_back_and_content_says_nothing():
     assert ids.shape == targets.shape == (200, 40)
     assert bool((targets[:, :k] == -1).all())
     assert torch.equal(targets[:, k:], ids[:, :-k])
-    # tokens are uniform and independent: the current token predicts the target at chance
+    # tokens are uniform and independent: the current token predicts the target 1 time in 16
     same = (ids[:, k:] == targets[:, k:]).double().mean()
     assert abs(float(same) - 1 / SMALL.vocab_size) < 0.01
+
+
+# --- the baselines ---------------------------------------------------------------------------
+
+
+def _enumerated_order_blind(V: int, n: int) -> float:
+    """E[max count] / n over all V**n sequences of n earlier tokens, exactly."""
+    total = sum(max(np.bincount(seq, minlength=V)) for seq in itertools.product(range(V), repeat=n))
+    return total / V**n / n
+
+
+@pytest.mark.parametrize("V", [1, 2, 3, 5])
+def test_the_order_blind_formula_equals_exact_enumeration(V):
+    n_max = 6 if V < 5 else 5
+    formula = experiment.order_blind_accuracy(V, n_max)
+    assert formula.shape == (n_max,)
+    exact = [_enumerated_order_blind(V, n) for n in range(1, n_max + 1)]
+    np.testing.assert_allclose(formula, exact, rtol=0, atol=1e-12)
+
+
+def test_the_order_blind_formula_matches_a_brute_force_guesser_on_the_real_task():
+    """Monte Carlo with a fixed seed: guess the most frequent earlier token, score against x[t-2]."""
+    rng = np.random.default_rng(0)
+    V, T, n = 16, 40, 40_000
+    x = rng.integers(0, V, size=(n, T))
+    counts = np.zeros((n, V), dtype=int)
+    hits = np.zeros(T)
+    for t in range(T):
+        if t >= 2:
+            best = counts.max(1, keepdims=True)
+            # ties: each tied token is guessed with equal probability, so score the expectation
+            hits[t] = ((counts[np.arange(n), x[:, t - 2]] == best[:, 0]) / (counts == best).sum(1)).mean()
+        counts[np.arange(n), x[:, t]] += 1
+    formula = experiment.order_blind_accuracy(V, T)[1:T - 1]        # t = 2 .. T-1: t earlier tokens
+    assert np.abs(hits[2:] - formula).max() < 0.012                # about 4 standard errors
+    assert formula[0] == pytest.approx(17 / 32, abs=1e-12)          # t = 2: both earlier tokens alike 1/16
+    assert formula[0] > 1 / V and formula[-1] > 1 / V
+
+
+def test_the_order_blind_formula_is_not_chance_and_falls_with_position():
+    acc = experiment.order_blind_accuracy(16, 255)
+    assert acc[0] == 1.0                                            # one earlier token: it is the target
+    assert np.all(np.diff(acc) < 0) and acc[-1] > 1 / 16
+    assert acc[1:31].mean() == pytest.approx(0.2206, abs=1e-4)
+    assert acc[31:].mean() == pytest.approx(0.1067, abs=1e-4)
+
+
+# --- the models ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
 def test_every_scheme_builds_a_causal_model(scheme):
     """Changing a later token never changes the logits at earlier positions."""
-    cfg = dataclasses.replace(SMALL, d_model=16, n_heads=2, n_layers=1)
     with experiment.deterministic(0):
-        model = TinyTransformer(cfg, scheme).eval()
-        ids = torch.randint(0, cfg.vocab_size, (2, 20))
+        model = experiment.build(TINY, scheme).eval()
+        ids = torch.randint(0, TINY.vocab_size, (2, 20))
         changed = ids.clone()
-        changed[:, 12:] = (changed[:, 12:] + 1) % cfg.vocab_size
+        changed[:, 12:] = (changed[:, 12:] + 1) % TINY.vocab_size
         a, b = model(ids), model(changed)
-    assert a.shape == (2, 20, cfg.vocab_size)
+    assert a.shape == (2, 20, TINY.vocab_size)
     assert torch.equal(a[:, :12], b[:, :12])
     assert not torch.allclose(a[:, 12:], b[:, 12:])
 
 
-def test_without_positions_and_mask_a_model_is_blind_to_order_but_the_mask_is_not():
-    """Scheme "none": the last position sees a set; permuting the earlier tokens changes nothing."""
-    cfg = dataclasses.replace(SMALL, d_model=16, n_heads=2, n_layers=1)
+@pytest.mark.parametrize("scheme", ["none", "none+bos"])
+def test_without_positions_one_layer_is_blind_to_order_at_the_last_position(scheme):
     with experiment.deterministic(1):
-        model = TinyTransformer(cfg, "none").eval()
-        ids = torch.randint(0, cfg.vocab_size, (1, 12))
+        model = experiment.build(TINY, scheme).eval()
+        ids = torch.randint(0, TINY.vocab_size, (1, 12))
         shuffled = ids.clone()
         shuffled[0, :11] = ids[0, torch.randperm(11)]
         assert not torch.equal(shuffled, ids)
         assert torch.allclose(model(ids)[0, -1], model(shuffled)[0, -1], atol=1e-5)
-        rope_model = TinyTransformer(cfg, "rope").eval()
+        rope_model = experiment.build(TINY, "rope").eval()
         assert not torch.allclose(rope_model(ids)[0, -1], rope_model(shuffled)[0, -1], atol=1e-3)
+
+
+def test_the_bos_token_is_a_row_of_its_own_and_gets_no_prediction():
+    model = experiment.build(TINY, "none+bos")
+    assert model.token_table.shape == (TINY.vocab_size + 1, TINY.d_model)
+    keep = []
+    assert model(torch.zeros(3, 7, dtype=torch.long), keep=keep).shape == (3, 7, TINY.vocab_size)
+    assert keep[0].shape == (3, TINY.n_heads, 7, 7)
+
+
+def test_the_window_mask_hides_exactly_the_keys_window_or_more_back():
+    mask = experiment.window_mask(6, 2)
+    i, j = torch.meshgrid(torch.arange(6), torch.arange(6), indexing="ij")
+    assert torch.equal(mask, i - j >= 2)
+    with pytest.raises(ValueError, match="window"):
+        experiment.window_mask(6, 0)
+
+
+@pytest.mark.parametrize("scheme", ["rope", "alibi", "learned"])
+def test_a_windowed_model_ignores_tokens_window_or_more_back(scheme):
+    with experiment.deterministic(2):
+        model = experiment.build(TINY, scheme).eval()              # one layer: reach window - 1
+        ids = torch.randint(0, TINY.vocab_size, (2, 30))
+        far, near = ids.clone(), ids.clone()
+        far[:, 20] = (far[:, 20] + 1) % TINY.vocab_size            # 5 before t = 25
+        near[:, 21] = (near[:, 21] + 1) % TINY.vocab_size          # 4 before t = 25
+        out = model(ids, window=5)[:, 25]
+        assert torch.equal(out, model(far, window=5)[:, 25])
+        assert not torch.allclose(out, model(near, window=5)[:, 25])
+        assert not torch.allclose(out, model(far)[:, 25])          # without the window it sees it
+        keep = []
+        model(ids, window=5, keep=keep)
+        assert torch.all(keep[0][..., experiment.window_mask(30, 5)] == 0)
+        assert torch.equal(model(ids, window=30), model(ids))      # a window >= T masks nothing
+
+
+def test_every_scheme_starts_from_the_same_shared_weights():
+    cfg = dataclasses.replace(SMALL, seed=3)
+    models = {scheme: experiment.build(cfg, scheme) for scheme in SCHEMES}
+    reference = models["none"].state_dict()
+    for scheme, model in models.items():
+        state = model.state_dict()
+        for name, value in reference.items():
+            if not name.startswith("embed."):
+                assert torch.equal(state[name], value), (scheme, name)
+        table = model.token_table.detach()[:cfg.vocab_size]
+        scale = model.embed.scale if scheme == "sinusoidal" else 1.0
+        torch.testing.assert_close(table * scale, reference["embed.weight"])
+    other = experiment.build(dataclasses.replace(cfg, seed=4), "rope").state_dict()
+    assert not torch.equal(other["head.weight"], reference["head.weight"])
+    again = experiment.build(cfg, "learned").state_dict()
+    assert torch.equal(again["embed.position.weight"], models["learned"].state_dict()["embed.position.weight"])
+
+
+def test_the_sinusoidal_token_table_gets_the_same_effective_step():
+    """Its table is multiplied by sqrt(d_model), so its learning rate is divided by it: one Adam
+    step then moves the layer's output by the same amount as the other schemes' tables."""
+    cfg = dataclasses.replace(TINY, steps=1, log_every=1)
+    moved = {}
+    for scheme in ("none", "sinusoidal"):
+        start = experiment.build(cfg, scheme).token_table.detach().clone()
+        model, _ = experiment.train(cfg, scheme)
+        scale = model.embed.scale if scheme == "sinusoidal" else 1.0
+        moved[scheme] = float(((model.token_table.detach() - start) * scale).abs().max())
+    assert moved["sinusoidal"] == pytest.approx(moved["none"], rel=1e-3)
+    assert moved["none"] == pytest.approx(cfg.lr, rel=1e-3)        # Adam's first step: lr per entry
 
 
 def test_deterministic_restores_the_global_state():
@@ -69,6 +184,24 @@ def test_training_twice_gives_identical_losses():
     assert first == second and len(first) == 4
 
 
+def test_the_cliff_is_the_first_unseen_position_where_accuracy_falls_below_half():
+    acc = [1.0] * 40 + [0.1] * 20                                  # positions 2 .. 61
+    assert experiment.cliff(acc, SMALL) == 41                       # mean over t .. t+3 below 0.5
+    assert experiment.cliff([1.0] * 60, SMALL) is None
+
+
+def test_a_tiny_run_has_every_field_and_consistent_accuracies():
+    cfg = dataclasses.replace(TINY, steps=3, log_every=1, eval_lens=(32, 40), eval_sequences=4)
+    result = experiment.run(cfg, schemes=("none", "rope"))
+    for scheme in ("none", "rope"):
+        acc = result["by_position"][scheme]
+        assert len(acc) == len(result["windowed"][scheme]) == 40 - cfg.k
+        assert result["accuracy"][scheme]["40"] == pytest.approx(np.mean(acc), abs=1e-4)
+        assert result["accuracy"][scheme]["32"] == pytest.approx(np.mean(acc[:30]), abs=1e-4)
+        assert result["unseen"][scheme]["40"] == pytest.approx(np.mean(acc[30:]), abs=1e-4)
+        assert np.array(result["far_mass"][scheme]).shape == (cfg.n_layers, cfg.n_heads)
+
+
 @pytest.mark.slow
 def test_the_smallest_configuration_reproduces_the_committed_accuracies():
     """Chapter 12 runs this live; the committed file must be what this code computes."""
@@ -80,25 +213,93 @@ def test_the_smallest_configuration_reproduces_the_committed_accuracies():
         assert live["loss"][scheme][0] == pytest.approx(STORED["small"]["loss"][scheme][0], rel=1e-4)
 
 
+# --- the committed results -------------------------------------------------------------------
+
+
+def _check_entry(entry, reference: Config, schemes=SCHEMES):
+    cfg = entry["config"]
+    expected = dataclasses.asdict(reference) | {"eval_lens": list(reference.eval_lens)}
+    assert cfg == expected
+    T = max(cfg["eval_lens"])
+    assert set(entry["by_position"]) == set(schemes)
+    for scheme in schemes:
+        acc = np.array(entry["by_position"][scheme])
+        assert acc.shape == (T - cfg["k"],) and len(entry["windowed"][scheme]) == T - cfg["k"]
+        assert np.all((acc >= 0) & (acc <= 1))
+        # the accuracy at each length is the mean over that prefix of the same sequences
+        for length, value in entry["accuracy"][scheme].items():
+            assert value == pytest.approx(acc[:int(length) - cfg["k"]].mean(), abs=1e-4)
+        for length, value in entry["unseen"][scheme].items():
+            assert value == pytest.approx(acc[cfg["train_len"] - cfg["k"]:int(length) - cfg["k"]].mean(), abs=1e-4)
+        assert set(entry["unseen"][scheme]) == {str(L) for L in cfg["eval_lens"] if cfg["train_len"] < L}
+        windowed = np.array(entry["windowed"][scheme])[cfg["train_len"] - cfg["k"]:]
+        assert entry["windowed_unseen"][scheme] == pytest.approx(windowed.mean(), abs=1e-4)
+        assert np.array(entry["far_mass"][scheme]).shape == (cfg["n_layers"], cfg["n_heads"])
+        assert len(entry["loss"][scheme]) == (cfg["steps"] - 1) // cfg["log_every"] + 2
+    if "cliff" in entry:
+        at = entry["cliff"]
+        assert at == experiment.cliff(entry["by_position"]["rope"], reference)
+        for key in ("before_cliff", "after_cliff"):
+            weights = np.array(entry[key])
+            assert weights.shape[:2] == (cfg["n_layers"], cfg["n_heads"])
+            assert np.allclose(weights.sum(-1), 1, atol=2e-3)     # each query's weights sum to 1
+
+
 def test_the_committed_sweep_is_complete_and_consistent():
+    _check_entry(STORED["small"], SMALL)
     sweep = STORED["sweep"]
     assert [entry["config"]["seed"] for entry in sweep] == list(experiment.SWEEP_SEEDS)
     for entry in sweep:
+        _check_entry(entry, dataclasses.replace(experiment.SWEEP, seed=entry["config"]["seed"]))
+        assert "cliff" in entry                                     # RoPE falls in every seed
+    offsets = [(e["config"]["k"], e["config"]["seed"]) for e in STORED["offsets"]]
+    assert offsets == [(k, s) for k in experiment.OFFSETS for s in experiment.SWEEP_SEEDS]
+    for entry in STORED["offsets"]:
         cfg = entry["config"]
-        assert {k: v for k, v in cfg.items() if k != "seed"} == {
-            k: v for k, v in dataclasses.asdict(experiment.SWEEP).items() if k != "seed"
-        } | {"eval_lens": list(experiment.SWEEP.eval_lens)}
-        for scheme in SCHEMES:
-            accuracy = entry["accuracy"][scheme]
-            assert set(accuracy) == {str(T) for T in cfg["eval_lens"]}
-            assert all(0.0 <= a <= 1.0 for a in accuracy.values())
-            by_position = entry["by_position"][scheme]
-            assert len(by_position) == max(cfg["eval_lens"]) - cfg["k"]
-            # the mean over all positions of the longest length is the stored accuracy
-            mean = sum(by_position) / len(by_position)
-            assert mean == pytest.approx(accuracy[str(max(cfg["eval_lens"]))], abs=1e-3)
-            assert len(entry["loss"][scheme]) == cfg["steps"] // cfg["log_every"] + 1
+        _check_entry(entry, dataclasses.replace(experiment.SWEEP, k=cfg["k"], seed=cfg["seed"]),
+                     experiment.OFFSET_SCHEMES)
     assert STORED["machine"]["cpu"] and STORED["versions"]["torch"].startswith("2.13.0")
+    # the wall time and the processes are recorded; the time depends on what else the machine ran
+    assert STORED["minutes"] > 0 and STORED["workers"] >= 1
+
+
+def test_the_committed_baselines_are_the_formula():
+    baselines = STORED["baselines"]
+    assert baselines["context_blind"] == 1 / experiment.SWEEP.vocab_size
+    n = max(experiment.SWEEP.eval_lens) - 1
+    np.testing.assert_allclose(baselines["order_blind"],
+                               experiment.order_blind_accuracy(experiment.SWEEP.vocab_size, n), atol=1e-6)
+
+
+def test_the_chapters_claims_hold_in_the_committed_sweep():
+    """What the prose says in words, checked on the file (the numbers are checked by the
+    prose-numbers test): who beats the order-blind guess on unseen positions, and the controls."""
+    sweep, order_blind = STORED["sweep"], np.array(STORED["baselines"]["order_blind"])
+    k, L = experiment.SWEEP.k, experiment.SWEEP.train_len
+    blind_unseen = order_blind[L - 1:].mean()                      # positions L .. 255
+    for entry in sweep:
+        unseen = {s: entry["unseen"][s]["256"] for s in SCHEMES}
+        # learned and sinusoidal score below the order-blind guess on unseen positions: misled
+        assert unseen["learned"] < blind_unseen and unseen["sinusoidal"] < blind_unseen
+        assert unseen["alibi"] == max(unseen.values())
+        # the windowed evaluation brings RoPE back: its failure is the far keys
+        assert entry["windowed_unseen"]["rope"] > 0.9 > unseen["rope"]
+        # ALiBi does better without the far keys; its steepest head looks at them least
+        assert entry["windowed_unseen"]["alibi"] > unseen["alibi"]
+        for layer in entry["far_mass"]["alibi"]:
+            assert layer[0] == min(layer) and max(layer) >= 0.5
+        # the model without positions extrapolates better than RoPE
+        assert unseen["none"] > unseen["rope"]
+        # RoPE's attention after the cliff goes to the aliases of offset 2 (2 + 2 pi n)
+        layer2 = np.array(entry["after_cliff"])[1].mean(0)
+        far = set(np.argsort(layer2[L:])[::-1][:2] + L)
+        assert far <= {33, 34, 39, 40, 46, 47}, far
+    # ALiBi fails when the target is far back; RoPE, windowed, never does
+    for entry in STORED["offsets"]:
+        assert entry["windowed_unseen"]["rope"] > 0.9
+        if entry["config"]["k"] == 24:
+            assert entry["unseen"]["alibi"]["256"] < 0.1
+    del k
 
 
 @pytest.mark.parametrize("changes,match", [
@@ -116,5 +317,5 @@ def test_bad_configurations_are_refused_with_the_field_named(changes, match):
 
 
 def test_an_unknown_scheme_names_the_valid_ones():
-    with pytest.raises(ValueError, match="none, learned, sinusoidal, rope, alibi"):
+    with pytest.raises(ValueError, match="none, none\\+bos, learned, sinusoidal, rope, alibi"):
         TinyTransformer(SMALL, "t5")

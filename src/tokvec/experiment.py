@@ -1,15 +1,25 @@
-"""Do positions matter? Tiny attention models trained with five position schemes, on a CPU.
+"""Do positions matter? Tiny attention models trained with six position schemes, on a CPU.
 
 Chapter 12, "An experiment: do positions matter?" (``12_position_experiment``), runs the smallest
 configuration live and plots the sweep stored in ``data/position-sweep.json``, which
 ``python -m tokvec.experiment`` (or ``experiments/position_sweep.py``) writes.
 
-The task needs order and nothing else: the input is a sequence of random tokens, and at every
-position ``t >= k`` the model must output the token ``k`` places back, ``x[t - k]``. Tokens are
-drawn uniformly, so content alone says nothing (chance is ``1 / vocab_size``): a model can only
-solve it by knowing where each token is. Each scheme gets the same model, data, seed and budget:
+The task needs order: the input is a sequence of random tokens, and at every position
+``t >= k`` the model must output the token ``k`` places back, ``x[t - k]``. Two baselines say
+what a model gets without order (:func:`order_blind_accuracy`):
+
+* *context-blind*: a model that sees only the current token is right ``1 / vocab_size`` of the
+  time, since the tokens are independent;
+* *order-blind*: a model that sees *which* tokens came before, as a bag, but not their order,
+  does better, because the target is one of them: guessing the most frequent earlier token is
+  right ``E[max count] / t`` of the time at position ``t`` (53 % at ``t = 2`` for 16 tokens).
+
+Each scheme gets the same model, data, initial weights and budget:
 
 * ``"none"``: token embeddings only (a causal mask, but no positional signal);
+* ``"none+bos"``: the same, with a beginning-of-sequence token in front of every input, the
+  construction by which Kazemnejad et al. (2023) show that a causal model without positions
+  can recover absolute positions;
 * ``"learned"``: a trained table of absolute positions added at the input, as in GPT-2
   (:class:`tokvec.layers.LearnedTransformerEmbedding`);
 * ``"sinusoidal"``: the fixed table of Vaswani et al. added at the input
@@ -18,24 +28,35 @@ solve it by knowing where each token is. Each scheme gets the same model, data, 
 * ``"alibi"``: a linear distance penalty on the scores of every layer
   (:func:`tokvec.attention.alibi_bias`).
 
-Models are trained on sequences of ``train_len`` tokens and evaluated on longer ones too. The
-learned table is built with ``max(eval_lens)`` rows so that longer inputs can be evaluated at
-all; the rows past ``train_len`` never receive a gradient, exactly as in a model whose table
-is longer than anything it was trained on.
+Fairness: for one seed every scheme starts from the same token table, attention, MLP, norm and
+read-out weights (:func:`build`); only what a scheme adds (the learned position table, the
+BOS row) is its own. The sinusoidal layer multiplies its token table by ``sqrt(d_model)``, so
+that table gets a learning rate divided by ``sqrt(d_model)``: the same effective Adam step as
+the other schemes' tables. Heads of width 8 give RoPE four frequencies only.
 
-Everything runs on the CPU, in one thread, with ``torch.use_deterministic_algorithms``, from
-fixed seeds: the same configuration gives the same numbers on every run on the same machine.
+Models are trained on sequences of ``train_len`` tokens and evaluated on one longer length,
+``max(eval_lens)``; a causal model's output at ``t`` depends only on tokens ``0..t``, so the
+accuracy "at length ``T``" is the mean over positions ``k..T-1`` of the same sequences. The
+learned table is built with ``max(eval_lens)`` rows so that longer inputs can be evaluated at
+all; the rows past ``train_len`` never receive a gradient.
+
+Everything runs on the CPU, in one thread per run, with ``torch.use_deterministic_algorithms``,
+from fixed seeds: the same configuration gives the same numbers on every run on the same
+machine, whether the runs go one after the other or in parallel processes.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import json
+import multiprocessing
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -43,10 +64,12 @@ from tokvec import validate
 from tokvec.attention import alibi_bias, rope, scores
 from tokvec.layers import LearnedTransformerEmbedding, TransformerEmbedding
 
-__all__ = ["SCHEMES", "SMALL", "SWEEP", "SWEEP_PATH", "SWEEP_SEEDS", "Config", "TinyTransformer",
-           "accuracy_by_position", "batch", "deterministic", "load_sweep", "main", "run", "sweep", "train"]
+__all__ = ["OFFSETS", "OFFSET_SCHEMES", "SCHEMES", "SMALL", "SWEEP", "SWEEP_PATH", "SWEEP_SEEDS", "Config",
+           "TinyTransformer", "attention_weights", "batch", "build", "cliff", "deterministic",
+           "evaluate", "load_sweep", "main", "order_blind_accuracy", "run", "sweep", "train",
+           "window_mask"]
 
-SCHEMES = ("none", "learned", "sinusoidal", "rope", "alibi")
+SCHEMES = ("none", "none+bos", "learned", "sinusoidal", "rope", "alibi")
 SWEEP_PATH = Path(__file__).parent / "data" / "position-sweep.json"
 
 
@@ -65,7 +88,7 @@ class Config:
     batch_size: int = 32
     lr: float = 3e-3
     seed: int = 0
-    eval_sequences: int = 64                     # sequences per evaluation length
+    eval_sequences: int = 64                     # sequences of length max(eval_lens)
     log_every: int = 10                          # record the training loss every this many steps
 
     def __post_init__(self):
@@ -107,6 +130,41 @@ def batch(cfg: Config, T: int, n: int, generator: torch.Generator) -> tuple[torc
     return ids, targets
 
 
+def order_blind_accuracy(vocab_size: int, n_max: int) -> np.ndarray:
+    """The best accuracy without order: ``E[max count] / n`` for ``n = 1 .. n_max`` earlier tokens.
+
+    At position ``t`` the target ``x[t - k]`` is one of the ``n = t`` earlier tokens
+    ``x[0..t-1]``; given only which tokens those are (a bag), every earlier position is equally
+    likely to be the target, so the best guess is the most frequent earlier token, right
+    ``max count / n`` of the time. Its expectation uses ``E[M] = sum_c P(M > c)``, with
+    ``P(M <= c)`` (every count at most ``c``) computed exactly, category by category:
+    ``p_v(n) = sum_j Binomial(n, j; 1/v) p_{v-1}(n - j)`` over ``j <= c``. Float64 throughout;
+    returns an array of shape ``(n_max,)``, entry ``n - 1`` for ``n`` earlier tokens.
+    """
+    V, N = validate.positive_int(vocab_size, "vocab_size"), validate.positive_int(n_max, "n_max")
+    n = np.arange(N + 1)
+    pmf = []                                                  # pmf[v-1][n, j] = Binomial(n, j; 1/v)
+    for v in range(1, V + 1):
+        table = np.zeros((N + 1, N + 1))
+        table[0, 0] = 1.0
+        for row in range(1, N + 1):
+            table[row, 0] = table[row - 1, 0] * (1 - 1 / v)
+            table[row, 1:] = table[row - 1, 1:] * (1 - 1 / v) + table[row - 1, :-1] / v
+        pmf.append(table)
+    back = n[:, None] - n[None, :]                            # (N+1, N+1): n - j
+    expected = np.zeros(N + 1)
+    for c in range(N + 1):
+        p = (n == 0).astype(float)                            # p_0(n): no category, no tokens
+        j_ok = (back >= 0) & (n[None, :] <= c)
+        for v in range(1, V + 1):
+            p = (pmf[v - 1] * np.where(j_ok, p[np.clip(back, 0, N)], 0.0)).sum(1)
+        tail = 1.0 - p                                        # P(M > c), shape (N+1,)
+        expected += tail
+        if tail.max() < 1e-17:
+            break
+    return expected[1:] / n[1:]
+
+
 class _Attention(nn.Module):
     """Causal multi-head self-attention; positions enter only if the scheme puts them here."""
 
@@ -116,7 +174,7 @@ class _Attention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, window: int | None = None, keep: list | None = None) -> torch.Tensor:
         B, T, d = x.shape
         qkv = self.qkv(x).view(B, T, 3, self.h, d // self.h)
         q, k, v = qkv.permute(2, 0, 3, 1, 4)                                  # each (B, h, T, d_h)
@@ -127,8 +185,19 @@ class _Attention(nn.Module):
             s = s + alibi_bias(self.h, T)                                     # causal mask included
         else:
             s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
-        y = torch.softmax(s, dim=-1) @ v                                      # (B, h, T, d_h)
+        if window is not None:
+            s = s.masked_fill(window_mask(T, window), float("-inf"))          # keys too far back
+        weights = torch.softmax(s, dim=-1)                                    # (B, h, T, T)
+        if keep is not None:
+            keep.append(weights)
+        y = weights @ v                                                       # (B, h, T, d_h)
         return self.out(y.transpose(1, 2).reshape(B, T, d))
+
+
+def window_mask(T: int, window: int) -> torch.Tensor:
+    """``(T, T)`` booleans, True where key ``j`` is ``window`` or more places before query ``i``."""
+    i = torch.arange(T)
+    return (i[:, None] - i[None, :]) >= validate.positive_int(window, "window")
 
 
 class _Block(nn.Module):
@@ -139,43 +208,84 @@ class _Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(),
                                  nn.Linear(4 * cfg.d_model, cfg.d_model))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attention(self.norm1(x))
+    def forward(self, x: torch.Tensor, window: int | None = None, keep: list | None = None) -> torch.Tensor:
+        x = x + self.attention(self.norm1(x), window, keep)
         return x + self.mlp(self.norm2(x))
 
 
 class TinyTransformer(nn.Module):
-    """A decoder-only transformer of ``n_layers`` pre-norm blocks; ``scheme`` is one of :data:`SCHEMES`."""
+    """A decoder-only transformer of ``n_layers`` pre-norm blocks; ``scheme`` is one of :data:`SCHEMES`.
+
+    ``forward(ids, window=None, keep=None)``: ``window`` masks the keys ``window`` or more places
+    back in every layer; ``keep``, a list, receives each layer's attention weights ``(B, h, T, T)``.
+    """
 
     def __init__(self, cfg: Config, scheme: str):
         super().__init__()
         if scheme not in SCHEMES:
             raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}; got {scheme!r}")
-        self.scheme = scheme
+        self.scheme, self.vocab_size = scheme, cfg.vocab_size
         max_len = max(cfg.eval_lens)
         if scheme == "learned":
             self.embed = LearnedTransformerEmbedding(cfg.vocab_size, cfg.d_model, max_len, dropout=0.0)
         elif scheme == "sinusoidal":
             self.embed = TransformerEmbedding(cfg.vocab_size, cfg.d_model, max_len, dropout=0.0)
-        else:
-            self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        else:                                            # "none+bos": one more row, the BOS token
+            self.embed = nn.Embedding(cfg.vocab_size + (scheme == "none+bos"), cfg.d_model)
         self.blocks = nn.ModuleList(_Block(cfg, scheme) for _ in range(cfg.n_layers))
         self.norm = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size)
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
-        x = self.embed(ids)                                  # (B, T, d)
+    @property
+    def token_table(self) -> nn.Parameter:
+        """The trained token table (for "sinusoidal", the one multiplied by ``sqrt(d_model)``)."""
+        return self.embed.weight if isinstance(self.embed, nn.Embedding) else self.embed.token.weight
+
+    def forward(self, ids: torch.Tensor, window: int | None = None, keep: list | None = None) -> torch.Tensor:
+        if self.scheme == "none+bos":
+            bos = torch.full_like(ids[:, :1], self.vocab_size)
+            ids = torch.cat((bos, ids), dim=1)           # (B, T + 1)
+        x = self.embed(ids)                              # (B, T, d)
         for block in self.blocks:
-            x = block(x)
-        return self.head(self.norm(x))                       # (B, T, vocab_size) logits
+            x = block(x, window, keep)
+        logits = self.head(self.norm(x))                 # (B, T, vocab_size)
+        if self.scheme == "none+bos":
+            logits = logits[:, 1:]                       # no prediction at the BOS token
+            if keep is not None:
+                keep[-len(self.blocks):] = [w[..., 1:, 1:] for w in keep[-len(self.blocks):]]
+        return logits
+
+
+def build(cfg: Config, scheme: str) -> TinyTransformer:
+    """The ``scheme`` model with the initial weights that every scheme shares for ``cfg.seed``.
+
+    The token table (its first ``vocab_size`` rows; for "sinusoidal" divided by ``sqrt(d_model)``,
+    so that the layer's output starts the same), the attention, MLP, norm and read-out weights
+    are those of the ``"none"`` model drawn from ``cfg.seed``; what only this scheme has (the
+    learned position table, the BOS row) is drawn next, from the same generator.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(cfg.seed)
+        shared = TinyTransformer(cfg, "none").state_dict()
+        model = TinyTransformer(cfg, scheme)
+    scale = model.embed.scale if scheme == "sinusoidal" else 1.0
+    with torch.no_grad():
+        model.token_table[:cfg.vocab_size] = shared.pop("embed.weight") / scale
+        missing = model.load_state_dict(shared, strict=False).missing_keys
+    assert all(name.startswith("embed.") for name in missing), missing
+    return model
 
 
 def train(cfg: Config, scheme: str) -> tuple[TinyTransformer, list[float]]:
     """Train one model from ``cfg.seed``; return it and its training loss every ``log_every`` steps."""
     with deterministic(cfg.seed):
-        model = TinyTransformer(cfg, scheme)
+        model = build(cfg, scheme)
         data = torch.Generator().manual_seed(cfg.seed + 1)
-        optimizer = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.0)
+        table = model.token_table
+        lr_table = cfg.lr / model.embed.scale if scheme == "sinusoidal" else cfg.lr
+        groups = [{"params": [p for p in model.parameters() if p is not table]},
+                  {"params": [table], "lr": lr_table}]
+        optimizer = torch.optim.AdamW(groups, lr=cfg.lr, weight_decay=0.0)
         losses = []
         for step in range(cfg.steps):
             ids, targets = batch(cfg, cfg.train_len, cfg.batch_size, data)
@@ -188,59 +298,148 @@ def train(cfg: Config, scheme: str) -> tuple[TinyTransformer, list[float]]:
     return model, losses
 
 
-@torch.no_grad()
-def accuracy_by_position(model: TinyTransformer, cfg: Config, T: int) -> torch.Tensor:
-    """The fraction of correct predictions at each position ``t = k .. T-1``, shape ``(T - k,)``.
+def _eval_batch(cfg: Config) -> tuple[torch.Tensor, torch.Tensor]:
+    """The evaluation sequences: the same for every scheme, of length ``max(eval_lens)``."""
+    T = max(cfg.eval_lens)
+    return batch(cfg, T, cfg.eval_sequences, torch.Generator().manual_seed(10_000 * cfg.seed + T))
 
-    Evaluated on ``cfg.eval_sequences`` fresh sequences from a generator seeded by ``cfg.seed``
-    and ``T``, the same for every scheme.
-    """
+
+@torch.no_grad()
+def evaluate(model: TinyTransformer, cfg: Config, window: int | None = None) -> torch.Tensor:
+    """The fraction of correct predictions at each position ``t = k .. max(eval_lens) - 1``."""
     with deterministic(cfg.seed):
-        ids, targets = batch(cfg, T, cfg.eval_sequences, torch.Generator().manual_seed(10_000 * cfg.seed + T))
-        correct = model.eval()(ids).argmax(-1) == targets
+        ids, targets = _eval_batch(cfg)
+        correct = model.eval()(ids, window=window).argmax(-1) == targets
         model.train()
     return correct[:, cfg.k:].double().mean(0)
 
 
-def run(cfg: Config, schemes: Sequence[str] = SCHEMES) -> dict:
-    """Train and evaluate each scheme; a JSON-ready dict of losses and accuracies.
+@torch.no_grad()
+def attention_weights(model: TinyTransformer, cfg: Config, window: int | None = None) -> torch.Tensor:
+    """Attention weights on the evaluation sequences, averaged over them: ``(layers, h, T, T)``."""
+    with deterministic(cfg.seed):
+        keep = []
+        model.eval()(_eval_batch(cfg)[0], window=window, keep=keep)
+        model.train()
+    return torch.stack([w.double().mean(0) for w in keep])
 
-    ``accuracy[scheme][str(T)]`` is the accuracy over all positions ``k .. T-1`` of length
-    ``T``; ``beyond[scheme][str(T)]`` only over positions ``>= train_len`` (those never seen in
-    training); ``by_position[scheme]`` the accuracy at each position of the longest length.
-    """
-    result = {"config": dataclasses.asdict(cfg), "loss": {}, "accuracy": {}, "beyond": {},
-              "by_position": {}, "seconds": {}}
-    for scheme in schemes:
-        start = time.perf_counter()
-        model, losses = train(cfg, scheme)
-        result["seconds"][scheme] = round(time.perf_counter() - start, 2)
-        result["loss"][scheme] = [round(x, 4) for x in losses]
-        result["accuracy"][scheme], result["beyond"][scheme] = {}, {}
-        for length in cfg.eval_lens:
-            acc = accuracy_by_position(model, cfg, length)
-            result["accuracy"][scheme][str(length)] = round(float(acc.mean()), 4)
-            if length > cfg.train_len:
-                result["beyond"][scheme][str(length)] = round(float(acc[cfg.train_len - cfg.k:].mean()), 4)
-            if length == max(cfg.eval_lens):
-                result["by_position"][scheme] = [round(float(a), 4) for a in acc]
+
+def cliff(by_position: Sequence[float], cfg: Config) -> int | None:
+    """The first unseen position ``t >= train_len`` where the mean accuracy over ``t .. t+3``
+    falls below 50 %; None if it never does."""
+    acc = np.asarray(by_position)
+    for t in range(cfg.train_len, cfg.k + len(acc) - 3):
+        if acc[t - cfg.k: t - cfg.k + 4].mean() < 0.5:
+            return t
+    return None
+
+
+def _by_offset(weights: torch.Tensor, queries: range) -> list:
+    """Mean weight by offset ``0 .. max(queries)`` for the given queries: ``[layer][head][offset]``."""
+    out = torch.zeros(weights.shape[:2] + (queries[-1] + 1,), dtype=torch.float64)
+    for t in queries:
+        out[..., :t + 1] += weights[..., t, :t + 1].flip(-1) / len(queries)
+    return [[[round(float(x), 4) for x in head] for head in layer] for layer in out]
+
+
+def _round(values, digits: int = 4) -> list:
+    return [round(float(x), digits) for x in values]
+
+
+def _train_and_measure(cfg: Config, scheme: str) -> dict:
+    """One model: its losses, per-position accuracy (full and windowed) and attention summaries."""
+    start = time.perf_counter()
+    model, losses = train(cfg, scheme)
+    full, windowed = evaluate(model, cfg), evaluate(model, cfg, window=cfg.train_len)
+    weights = attention_weights(model, cfg)                         # (layers, h, T, T)
+    T = max(cfg.eval_lens)
+    i = torch.arange(T)
+    far = (i[:, None] - i[None, :]) >= cfg.train_len                # keys train_len or more back
+    last_quarter = slice(T - T // 4, T)
+    mass_far = (weights * far).sum(-1)[..., last_quarter].mean(-1)  # (layers, h)
+    out = {"loss": _round(losses), "by_position": _round(full), "windowed": _round(windowed),
+           "far_mass": [_round(layer) for layer in mass_far], "seconds": 0.0}
+    at = cliff(full, cfg)
+    if scheme == "rope" and at is not None:
+        out["cliff"] = at
+        out["before_cliff"] = _by_offset(weights, range(at - 4, at))
+        out["after_cliff"] = _by_offset(weights, range(at, at + 4))
+    out["seconds"] = round(time.perf_counter() - start, 2)
+    return out
+
+
+def _summarise(cfg: Config, measured: dict) -> dict:
+    """The JSON entry of one configuration: accuracy at each length and on the unseen positions."""
+    result = {"config": dataclasses.asdict(cfg), "accuracy": {}, "unseen": {}, "windowed_unseen": {}}
+    for scheme, m in measured.items():
+        acc = np.asarray(m["by_position"])
+        result["accuracy"][scheme] = {str(T): round(float(acc[:T - cfg.k].mean()), 4) for T in cfg.eval_lens}
+        result["unseen"][scheme] = {str(T): round(float(acc[cfg.train_len - cfg.k:T - cfg.k].mean()), 4)
+                                    for T in cfg.eval_lens if cfg.train_len < T}
+        windowed = np.asarray(m["windowed"])[cfg.train_len - cfg.k:]
+        result["windowed_unseen"][scheme] = round(float(windowed.mean()), 4)
+    for key in ("loss", "by_position", "windowed", "far_mass", "seconds"):
+        result[key] = {scheme: m[key] for scheme, m in measured.items()}
+    for key in ("cliff", "before_cliff", "after_cliff"):
+        if key in measured.get("rope", {}):
+            result[key] = measured["rope"][key]
     return result
+
+
+def run(cfg: Config, schemes: Sequence[str] = SCHEMES) -> dict:
+    """Train and evaluate each scheme, one after the other; a JSON-ready dict.
+
+    ``accuracy[scheme][str(T)]`` is the accuracy over positions ``k .. T-1``; ``unseen[scheme]
+    [str(T)]`` only over positions ``train_len .. T-1`` (never seen in training);
+    ``by_position[scheme]`` the accuracy at each position ``k .. max(eval_lens) - 1`` and
+    ``windowed[scheme]`` the same with the keys ``train_len`` or more places back masked;
+    ``far_mass[scheme][layer][head]`` the attention weight on those keys, for queries in the last
+    quarter of the sequence; for RoPE, ``cliff`` (see :func:`cliff`) and the attention weight by
+    offset of the four queries before and the four from it.
+    """
+    return _summarise(cfg, {scheme: _train_and_measure(cfg, scheme) for scheme in schemes})
 
 
 #: The smallest configuration: the one chapter 12 runs live and the tests re-run.
 SMALL = Config()
-#: The sweep: more steps, several seeds, longer evaluation.
-SWEEP = dataclasses.replace(SMALL, steps=1500, eval_lens=(32, 64, 128, 256))
+#: The sweep: longer training (until the losses are flat), several seeds, longer evaluation.
+SWEEP = dataclasses.replace(SMALL, steps=2000, eval_lens=(32, 64, 128, 256), eval_sequences=128,
+                            log_every=50)
 SWEEP_SEEDS = (0, 1, 2)
+#: The offset sweep: the same, with the target further back, for three schemes.
+OFFSETS = (8, 24)
+OFFSET_SCHEMES = ("none", "rope", "alibi")
 
 
-def sweep(path: Path = SWEEP_PATH, seeds: Sequence[int] = SWEEP_SEEDS) -> dict:
-    """Run :data:`SMALL` once and :data:`SWEEP` for every seed; write the results to ``path``."""
+def _job(args: tuple[Config, str]) -> dict:
+    return _train_and_measure(*args)
+
+
+def sweep(path: Path = SWEEP_PATH, seeds: Sequence[int] = SWEEP_SEEDS, workers: int = 2) -> dict:
+    """Run :data:`SMALL`, :data:`SWEEP` for every seed and every offset; write ``path``.
+
+    The runs are independent and each is seeded and single-threaded, so they go to ``workers``
+    processes; the results do not depend on how many.
+    """
     from tokvec.bench.common import describe
 
+    start = time.perf_counter()
     results = describe("python -m tokvec.experiment")
-    results["small"] = run(SMALL)
-    results["sweep"] = [run(dataclasses.replace(SWEEP, seed=s)) for s in seeds]
+    configs = [(SMALL, SCHEMES)] + [(dataclasses.replace(SWEEP, seed=s), SCHEMES) for s in seeds]
+    configs += [(dataclasses.replace(SWEEP, k=k, seed=s), OFFSET_SCHEMES) for k in OFFSETS for s in seeds]
+    jobs = [(cfg, scheme) for cfg, schemes in configs for scheme in schemes]
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        measured = dict(zip(jobs, pool.map(_job, jobs)))
+    entries = [_summarise(cfg, {scheme: measured[cfg, scheme] for scheme in schemes}) for cfg, schemes in configs]
+    results["workers"] = workers
+    results["small"] = entries[0]
+    results["sweep"] = [e for e in entries[1:] if e["config"]["k"] == SWEEP.k]
+    results["offsets"] = [e for e in entries[1:] if e["config"]["k"] != SWEEP.k]
+    n = max(SWEEP.eval_lens) - 1
+    results["baselines"] = {"context_blind": 1 / SWEEP.vocab_size, "first_position": 1,
+                            "order_blind": _round(order_blind_accuracy(SWEEP.vocab_size, n), 6)}
+    results["minutes"] = round((time.perf_counter() - start) / 60, 1)
     path.write_text(json.dumps(results, indent=1) + "\n")
     return results
 
@@ -251,15 +450,14 @@ def load_sweep(path: Path = SWEEP_PATH) -> dict:
 
 
 def main() -> None:
-    """Run :func:`sweep`, print the accuracies and where the file went."""
-    start = time.perf_counter()
+    """Run :func:`sweep`, print the unseen-position accuracies and where the file went."""
     results = sweep()
-    minutes = (time.perf_counter() - start) / 60
-    for entry in results["sweep"]:
-        print(f"seed {entry['config']['seed']}:", {s: entry["accuracy"][s] for s in SCHEMES})
-    print(f"wrote {SWEEP_PATH} in {minutes:.1f} min")
+    for entry in results["sweep"] + results["offsets"]:
+        cfg = entry["config"]
+        unseen = {s: value[str(max(cfg["eval_lens"]))] for s, value in entry["unseen"].items()}
+        print(f"k={cfg['k']} seed {cfg['seed']}:", unseen)
+    print(f"wrote {SWEEP_PATH} in {results['minutes']} min with {results['workers']} processes")
 
 
 if __name__ == "__main__":
     main()
-
