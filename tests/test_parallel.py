@@ -2,27 +2,31 @@
 
 The multi-process tests start 1 to 4 processes on 127.0.0.1 through ``run_group``, which kills
 them and raises ``TimeoutError`` if the group hangs, so a hang fails a test instead of blocking CI.
+Each group runs several checks, to start as few processes as possible. The loss and the tied
+output layer are in ``test_parallel_loss.py``, PyTorch's own API in ``test_parallel_dtensor.py``,
+``run_group`` and torchrun in ``test_parallel_launch.py``, bad input in
+``test_parallel_bad_input.py``.
 """
-
-import time
 
 import pytest
 import torch
 import torch.distributed as dist
 from torch import nn
 
-from tokvec.parallel import VocabParallelEmbedding, run_group
+from tokvec.parallel import VocabParallelEmbedding, run_group, shard_ranges
+from tokvec.parallel import layer as layer_module
 
 D = 5
 VOCAB_SIZES = (1, 2, 3, 7, 8, 12, 13)         # divisible and not by 2, 3 and 4; smaller than the world
+NARROW = (torch.int8, torch.int16, torch.uint8, torch.int32)
 
 
 def full_table(vocab_size):
     return torch.randn(vocab_size, D, dtype=torch.float64, generator=torch.Generator().manual_seed(vocab_size))
 
 
-def batch_ids(vocab_size):
-    ids = torch.randint(0, vocab_size, (3, 7), generator=torch.Generator().manual_seed(100 + vocab_size))
+def batch_ids(vocab_size, T=12):
+    ids = torch.randint(0, vocab_size, (3, T), generator=torch.Generator().manual_seed(100 + vocab_size))
     ids[0, 0], ids[-1, -1] = 0, vocab_size - 1                          # first and last row
     return ids
 
@@ -41,12 +45,25 @@ def against_nn_embedding(rank, world_size, vocab_sizes):
         (out * grad_out).sum().backward()
         (expected * grad_out).sum().backward()
         start, end = layer.vocab_range
+        narrow = {str(dtype): torch.equal(layer(ids.to(dtype)), expected) for dtype in NARROW}
+
+        # sequence parallel: this rank's T/W positions, and the same gradient for its rows
+        sp = VocabParallelEmbedding(vocab_size, D, dtype=torch.float64, sequence_parallel=True)
+        sp.load_full_weight(full)
+        T = ids.shape[-1] // world_size
+        sp_out = sp(ids)
+        (sp_out * grad_out[:, rank * T:(rank + 1) * T]).sum().backward()
         report[vocab_size] = {
             "range": layer.vocab_range,
             "shard_shape": tuple(layer.weight.shape),
             "forward_equal": torch.equal(out, expected),
             "grad_close": torch.allclose(layer.weight.grad, reference.weight.grad[start:end], rtol=1e-12, atol=0),
             "grad_of_my_rows_only": layer.weight.grad.shape == (end - start, D),
+            "narrow_ids_equal": narrow,
+            "sp_shape": tuple(sp_out.shape),
+            "sp_equal": torch.equal(sp_out, expected[:, rank * T:(rank + 1) * T]),
+            "sp_grad_close": torch.allclose(sp.weight.grad, reference.weight.grad[start:end], rtol=1e-12, atol=0),
+            "sp_1d_equal": torch.equal(sp(ids[1]), expected[1, rank * T:(rank + 1) * T]),  # ids (T,)
         }
     return report
 
@@ -57,6 +74,7 @@ def test_forward_and_backward_equal_one_embedding(world_size):
     reports = run_group(against_nn_embedding, world_size, VOCAB_SIZES, timeout=180)
     for vocab_size in VOCAB_SIZES:
         ranges = [reports[rank][vocab_size]["range"] for rank in range(world_size)]
+        assert ranges == shard_ranges(vocab_size, world_size)
         assert ranges[0][0] == 0 and ranges[-1][1] == vocab_size          # the rows are covered,
         assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:]))      # contiguously, once
         sizes = [end - start for start, end in ranges]
@@ -67,51 +85,66 @@ def test_forward_and_backward_equal_one_embedding(world_size):
             assert r["forward_equal"], (world_size, vocab_size, rank)
             assert r["grad_close"], (world_size, vocab_size, rank)          # not world_size times it
             assert r["grad_of_my_rows_only"]
+            assert all(r["narrow_ids_equal"].values()), r["narrow_ids_equal"]   # int8, int16, uint8 ids
+            assert r["sp_shape"] == (3, 12 // world_size, D)
+            assert r["sp_equal"] and r["sp_1d_equal"], (world_size, vocab_size, rank)
+            assert r["sp_grad_close"], (world_size, vocab_size, rank)
 
 
-def bad_id_then_good(rank, world_size):
-    """Every rank refuses the bad id before communicating; then the group still works."""
+def seeded_shards(rank, world_size, shapes, seed, block_elements):
+    """Each rank's initial shard of every table, after the same seed; and the generator's next draw."""
+    layer_module._INIT_BLOCK_ELEMENTS = block_elements              # force many blocks, in this process
+    shards = []
+    for vocab_size, d_model, dtype in shapes:
+        torch.manual_seed(seed)
+        shards.append(VocabParallelEmbedding(vocab_size, d_model, dtype=dtype).weight.detach())
+    return shards, torch.rand(3)                                    # where the generator ended
+
+
+INIT_SHAPES = [(13, 5, torch.float32), (50, 8, torch.float64), (101, 3, torch.bfloat16), (3, 4, torch.float32)]
+
+
+@pytest.mark.slow
+def test_the_same_seed_gives_the_same_table_whatever_the_world_size():
+    tables = {}
+    for world_size in (1, 2, 3, 4):
+        reports = run_group(seeded_shards, world_size, INIT_SHAPES, 1234, 64, timeout=120)
+        tables[world_size] = ([torch.cat([r[0][k] for r in reports]) for k in range(len(INIT_SHAPES))],
+                              [r[1] for r in reports])
+    for k, (vocab_size, d_model, dtype) in enumerate(INIT_SHAPES):
+        torch.manual_seed(1234)
+        expected = nn.Embedding(vocab_size, d_model, dtype=dtype).weight.detach()   # nn.Embedding's table
+        for world_size, (full, _) in tables.items():
+            assert torch.equal(full[k], expected), (world_size, vocab_size)
+        assert len(torch.unique(expected.float(), dim=0)) == vocab_size             # no two rows equal
+    after = tables[1][1][0]
+    assert all(torch.equal(t, after) for _, nexts in tables.values() for t in nexts)  # the generator too
+
+
+def bad_input_then_good(rank, world_size):
+    """Every rank refuses bad input before communicating; then the group still works."""
+    messages = []
     layer = VocabParallelEmbedding(10, D)
-    try:
-        layer(torch.tensor([[3, 10]]))
-        message = None
-    except IndexError as error:
-        message = str(error)
+    sp = VocabParallelEmbedding(10, D, sequence_parallel=True)
+    for call in (lambda: layer(torch.tensor([[3, 10]])), lambda: layer(torch.tensor([[3, -1]], dtype=torch.int8)),
+                 lambda: sp(torch.tensor([[1, 2, 3, 4]]))):
+        try:
+            call()
+            messages.append(None)
+        except (IndexError, ValueError) as error:
+            messages.append(str(error))
     out = layer(torch.tensor([0, 9]))        # a collective: hangs if some rank is out of step
-    return message, tuple(out.shape)
+    return messages, tuple(out.shape)
 
 
 @pytest.mark.slow
-def test_a_bad_id_raises_on_every_rank_and_the_group_stays_in_step():
-    results = run_group(bad_id_then_good, 3, timeout=120)
-    for message, shape in results:
-        assert message is not None and "token id 10" in message and "vocab_size = 10" in message
+def test_bad_input_raises_on_every_rank_and_the_group_stays_in_step():
+    results = run_group(bad_input_then_good, 3, timeout=120)
+    for (big, negative, sequence), shape in results:
+        assert big is not None and "token id 10" in big and "vocab_size = 10" in big
+        assert negative is not None and "token id -1" in negative                  # int8 ids: the same error
+        assert sequence is not None and "T = 4" in sequence and "world size 3" in sequence
         assert shape == (2, D)
-
-
-def deadlock(rank, world_size):
-    if rank == 0:
-        dist.barrier()                        # waits for rank 1 ...
-    else:
-        time.sleep(120)                       # ... which never comes
-
-
-@pytest.mark.slow
-def test_a_hanging_group_is_killed_and_reported():
-    start = time.monotonic()
-    with pytest.raises(TimeoutError, match="did not finish within 5"):
-        run_group(deadlock, 2, timeout=5)
-    assert time.monotonic() - start < 60
-
-
-def raises(rank, world_size):
-    raise ValueError(f"boom on {rank}")
-
-
-@pytest.mark.slow
-def test_an_error_in_a_rank_is_reported_with_its_rank():
-    with pytest.raises(RuntimeError, match="rank 0: ValueError: boom on 0; rank 1: ValueError: boom on 1"):
-        run_group(raises, 2, timeout=60)
 
 
 # --- in this process: a world of one -------------------------------------------------------------
@@ -124,28 +157,61 @@ def test_without_a_process_group_it_is_a_plain_embedding():
     layer.load_full_weight(full)
     ids = batch_ids(11)
     assert torch.equal(layer(ids), full[ids])
+    assert torch.equal(layer(ids[0]), full[ids[0]])                           # (T,) ids
     assert layer(torch.zeros(0, dtype=torch.long)).shape == (0, D)
-    assert layer(torch.tensor(4)).shape == (D,)                               # any shape of ids
+    sp = VocabParallelEmbedding(11, D, dtype=torch.float64, sequence_parallel=True)
+    sp.load_full_weight(full)
+    assert torch.equal(sp(ids), full[ids])                                    # T / 1 = T
 
 
-@pytest.mark.parametrize("call,error,match", [
-    (lambda: VocabParallelEmbedding(0, 4), ValueError, "vocab_size"),
-    (lambda: VocabParallelEmbedding(4, -1), ValueError, "d_model"),
-    (lambda: VocabParallelEmbedding(4.0, 4), TypeError, "vocab_size"),
-    (lambda: VocabParallelEmbedding(4, 4, dtype=torch.long), TypeError, "dtype"),
-    (lambda: VocabParallelEmbedding(4, 4, group=object()), ValueError, "group"),
-    (lambda: VocabParallelEmbedding(4, 3).load_full_weight(torch.zeros(3, 3)), ValueError, r"\(4, 3\)"),
-    (lambda: VocabParallelEmbedding(4, 3).load_full_weight([[0.0] * 3] * 4), TypeError, "weight"),
-    (lambda: VocabParallelEmbedding(4, 3)(torch.tensor([4])), IndexError, r"token id 4 .*vocab_size = 4"),
-    (lambda: VocabParallelEmbedding(4, 3)(torch.tensor([[0, -1]])), IndexError, r"token id -1 at index \(0, 1\)"),
-    (lambda: VocabParallelEmbedding(4, 3)(torch.tensor([1.0])), TypeError, "integer"),
-    (lambda: VocabParallelEmbedding(4, 3)([1, 2]), TypeError, "ids"),
-])
-def test_bad_input_is_a_clear_error(call, error, match):
-    with pytest.raises(error, match=match):
-        call()
+@pytest.mark.parametrize("dtype", NARROW)
+def test_narrow_integer_ids_work_like_int64(dtype):
+    layer = VocabParallelEmbedding(100, D)
+    ids = torch.tensor([[0, 7, 99], [5, 5, 1]])
+    assert torch.equal(layer(ids.to(dtype)), layer(ids))
+    bad = torch.tensor([[0, 100 if dtype != torch.int8 else -3]], dtype=dtype)
+    with pytest.raises(IndexError) as narrow:
+        layer(bad)
+    with pytest.raises(IndexError) as wide:
+        layer(bad.long())
+    assert str(narrow.value) == str(wide.value)
 
 
-def test_run_group_refuses_a_bad_world_size():
-    with pytest.raises(ValueError, match="world_size"):
-        run_group(raises, 0)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("vocab_size, d_model", [(50, 8), (37, 5), (100, 3), (13, 16), (7, 7), (1, 1), (3, 5)])
+def test_a_world_of_one_starts_as_nn_embedding_with_the_same_seed(monkeypatch, vocab_size, d_model, dtype):
+    monkeypatch.setattr(layer_module, "_INIT_BLOCK_ELEMENTS", 48)    # many blocks, with short tails
+    torch.manual_seed(5)
+    ours = VocabParallelEmbedding(vocab_size, d_model, dtype=dtype).weight.detach()
+    after_ours = torch.rand(2)
+    torch.manual_seed(5)
+    theirs = nn.Embedding(vocab_size, d_model, dtype=dtype).weight.detach()
+    assert torch.equal(ours, theirs)
+    assert torch.equal(after_ours, torch.rand(2))
+
+
+def test_init_blocks_cover_the_table_in_16_aligned_blocks(monkeypatch):
+    monkeypatch.setattr(layer_module, "_INIT_BLOCK_ELEMENTS", 64)
+    for vocab_size in range(1, 60):
+        for d_model in (1, 3, 5, 8, 16, 24, 100):
+            blocks = layer_module._init_blocks(vocab_size, d_model)
+            assert blocks[0][0] == 0 and blocks[-1][1] == vocab_size
+            assert all(a[1] == b[0] for a, b in zip(blocks, blocks[1:]))
+            assert all((last - first) * d_model % 16 == 0 for first, last in blocks[:-1])
+            assert len(blocks) == 1 or (blocks[-1][1] - blocks[-1][0]) * d_model >= 16
+            assert max(last - first for first, last in blocks) * d_model <= max(64 + 16, 32 * d_model)
+
+
+def test_shard_ranges_are_balanced():
+    assert shard_ranges(10, 4) == [(0, 3), (3, 6), (6, 8), (8, 10)]
+    assert shard_ranges(3, 4) == [(0, 1), (1, 2), (2, 3), (3, 3)]
+    assert shard_ranges(50_257, 8)[0] == (0, 6283)
+
+
+def test_meta_device_builds_shapes_without_drawing():
+    torch.manual_seed(0)
+    layer = VocabParallelEmbedding(10, 4, device="meta")
+    assert layer.weight.shape == (10, 4) and layer.weight.is_meta
+    after = torch.rand(1)
+    torch.manual_seed(0)
+    assert torch.equal(after, torch.rand(1))

@@ -1,0 +1,155 @@
+"""Cross-entropy over a vocabulary split by rows: the loss without gathering the logits.
+
+Taught in chapter 13, "The embedding across processes" (``13_vocab_parallel``). Megatron-LM's
+``_VocabParallelCrossEntropy`` (``megatron/core/tensor_parallel/cross_entropy.py``, Shoeybi et
+al., 2019); PyTorch's ``torch.distributed.tensor.parallel.loss_parallel`` does the same for a
+DTensor.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.distributed as dist
+
+from tokvec import validate
+from tokvec.parallel.collectives import group_size_and_rank
+
+__all__ = ["vocab_parallel_cross_entropy"]
+
+
+class _VocabParallelCrossEntropy(torch.autograd.Function):
+    """Per-position losses ``log sum_v exp(z_v) - z_target`` from each rank's logits shard.
+
+    Forward: three all-reduces of ``N`` numbers (the maximum logit, the sum of exponentials, the
+    target's logit, which only its owner has). Backward: no communication: the gradient of a
+    shard is ``softmax - one_hot(target)`` on its own columns, and every rank already has the
+    global sum of exponentials that the softmax needs.
+    """
+
+    @staticmethod
+    def forward(ctx, logits, target, start, group, world_size, ignore_index):
+        # logits (N, V_r) of this rank's columns [start, start + V_r); target (N,), int64
+        rows = logits.shape[-1]
+        z = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
+        if rows:
+            z_max = z.max(dim=-1).values                                     # (N,)
+        else:                                                                # this rank holds no rows
+            z_max = z.new_full(z.shape[:-1], float("-inf"))
+        if world_size > 1:
+            dist.all_reduce(z_max, op=dist.ReduceOp.MAX, group=group)       # 1: the global maximum
+        exp = (z - z_max.unsqueeze(-1)).exp()                               # (N, V_r), each <= 1
+        sum_exp = exp.sum(dim=-1)                                           # (N,)
+        mine = (target >= start) & (target < start + rows)                 # targets in my columns
+        local = (target - start).masked_fill(~mine, 0)
+        target_z = torch.zeros_like(z_max)
+        if rows:
+            target_z = z.gather(-1, local.unsqueeze(-1)).squeeze(-1).masked_fill(~mine, 0.0)
+        if world_size > 1:
+            dist.all_reduce(sum_exp, op=dist.ReduceOp.SUM, group=group)     # 2: the softmax's denominator
+            dist.all_reduce(target_z, op=dist.ReduceOp.SUM, group=group)    # 3: the target's logit
+        ignored = target == ignore_index
+        loss = (sum_exp.log() + z_max - target_z).masked_fill(ignored, 0.0)  # (N,)
+        ctx.save_for_backward(exp, sum_exp, local, mine, ignored)
+        ctx.dtype = logits.dtype
+        return loss.to(logits.dtype)
+
+    @staticmethod
+    def backward(ctx, grad_loss):
+        exp, sum_exp, local, mine, ignored = ctx.saved_tensors
+        grad = exp / sum_exp.unsqueeze(-1)                                  # softmax on my columns
+        if grad.shape[-1]:
+            rows = torch.arange(grad.shape[0], device=grad.device)
+            grad[rows[mine], local[mine]] -= 1.0                            # - one_hot(target)
+        grad = grad * grad_loss.to(grad.dtype).unsqueeze(-1)
+        grad = grad.masked_fill(ignored.unsqueeze(-1), 0.0)                 # ignored: no gradient
+        return grad.to(ctx.dtype), None, None, None, None, None
+
+
+def vocab_parallel_cross_entropy(local_logits: torch.Tensor, target: torch.Tensor, *, group=None,
+                                 ignore_index: int = -100) -> torch.Tensor:
+    """``F.cross_entropy`` of the full logits, computed from each rank's shard of the vocabulary.
+
+    ``local_logits``: ``(..., V_r)``, this rank's columns of the logits (the vocabulary is the
+    last dimension, as in Megatron-LM; :meth:`VocabParallelEmbedding.output_logits` gives it),
+    the ranks' shards in rank order making up the full ``(..., vocab_size)`` logits, split in
+    any contiguous way (ours, :func:`tokvec.parallel.shard_ranges`, or DTensor's);
+    ``target``: ``(...)``, integer class ids in ``0 .. vocab_size-1`` or ``ignore_index``, the
+    same on every rank. Returns the mean over the targets that are not ``ignore_index``, the
+    same number on every rank, equal (to rounding) to
+    ``F.cross_entropy(full_logits.flatten(0, -2), target.flatten(), ignore_index=ignore_index)``,
+    and the gradient of each shard is the matching columns of that loss's gradient. When every
+    target is ignored (or there are none) the result is ``nan`` with zero gradients, as
+    PyTorch's. float16 and bfloat16 logits are computed in float32 and the loss is rounded back.
+
+    Communication: one all-gather of four integers per rank (the shard sizes, the number of
+    positions, a checksum of the targets and the dtype), so that bad input is refused on every
+    rank alike before the loss's own collectives; then three all-reduces of ``N`` numbers each
+    (the maximum, the sum of exponentials, the target's logit), never the ``N x vocab_size``
+    logits. The backward pass communicates nothing. Megatron-LM's
+    ``vocab_parallel_cross_entropy`` (which assumes equal shards), and PyTorch's
+    ``loss_parallel()`` for DTensor logits sharded on the class dimension. Taught in chapter
+    13 ("The embedding across processes").
+    """
+    if not isinstance(local_logits, torch.Tensor) or not local_logits.dtype.is_floating_point:
+        got = local_logits.dtype if isinstance(local_logits, torch.Tensor) else type(local_logits).__name__
+        raise TypeError(f"local_logits must be a floating-point torch.Tensor of shape (..., V_r), this "
+                        f"rank's columns of the logits, got {got}")
+    if local_logits.ndim < 1:
+        raise ValueError("local_logits must have shape (..., V_r) with the vocabulary last, got a 0-d tensor; "
+                         "add the vocabulary dimension, e.g. local_logits.unsqueeze(-1)")
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, int):
+        raise TypeError(f"ignore_index must be an int (PyTorch's default is -100), got "
+                        f"{type(ignore_index).__name__} {ignore_index!r:.40}")
+    if not isinstance(target, torch.Tensor) or not validate._integer_dtype(target):
+        got = target.dtype if isinstance(target, torch.Tensor) else type(target).__name__
+        raise TypeError(f"target must be an integer torch.Tensor of class ids, got {got}; "
+                        f"convert with target.long()")
+    if str(target.dtype) in validate._TORCH_UNSIGNED_WIDE:
+        raise TypeError(f"target has dtype {target.dtype}, which PyTorch cannot compare or index with; "
+                        f"convert with target.long()")
+    if tuple(target.shape) != tuple(local_logits.shape[:-1]):
+        raise ValueError(f"target must have the shape of local_logits without its last (vocabulary) "
+                         f"dimension, {tuple(local_logits.shape[:-1])}, got {tuple(target.shape)}")
+    if target.device != local_logits.device:
+        raise ValueError(f"target is on {target.device} but local_logits is on {local_logits.device}; "
+                         f"move one of them, e.g. target.to({str(local_logits.device)!r})")
+    world_size, rank = group_size_and_rank(group)
+    logits = local_logits.reshape(math.prod(target.shape), local_logits.shape[-1])  # (N, V_r)
+    target = target.reshape(-1).long()                                       # (N,)
+    sizes = _exchange_layout(logits, target, group, world_size, rank)
+    vocab_size, start = sum(sizes), sum(sizes[:rank])
+    bad = (target != ignore_index) & ((target < 0) | (target >= vocab_size))
+    if bad.any():                                                            # on every rank alike
+        where = int(bad.nonzero()[0, 0])
+        raise IndexError(f"target {int(target[where])} at flat index {where} is out of range: valid class ids "
+                         f"are 0..{vocab_size - 1} (vocab_size = {vocab_size}, the sum of the ranks' "
+                         f"shards) or ignore_index = {ignore_index}; check the labels, or pass their padding "
+                         f"value as ignore_index")
+    losses = _VocabParallelCrossEntropy.apply(logits, target, start, group, world_size, ignore_index)
+    count = (target != ignore_index).sum()
+    return losses.sum() / count                                              # nan when every target is ignored
+
+
+_DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16)
+
+
+def _exchange_layout(logits, target, group, world_size: int, rank: int) -> list[int]:
+    """Every rank's number of vocabulary rows; checks that the ranks agree on everything else."""
+    if world_size == 1:
+        return [logits.shape[-1]]
+    weights = torch.arange(1, target.numel() + 1, device=target.device)
+    code = _DTYPES.index(logits.dtype) if logits.dtype in _DTYPES else len(_DTYPES)
+    mine = torch.tensor([logits.shape[-1], logits.shape[0], int((target * weights).sum()), code],
+                        device=logits.device)
+    everyone = [torch.empty_like(mine) for _ in range(world_size)]
+    dist.all_gather(everyone, mine, group=group)                             # (W, 4) integers, CPU
+    table = torch.stack(everyone).tolist()
+    for column, what in ((1, "number of positions N"), (2, "targets"), (3, "dtype of the logits")):
+        if len({row[column] for row in table}) > 1:
+            raise ValueError(f"the ranks disagree on the {what}: every rank must pass the same target and "
+                             f"logits of the same shape (...) and dtype, differing only in their own "
+                             f"vocabulary columns; rank {rank} has {table[rank][column]}, the ranks have "
+                             f"{[row[column] for row in table]}")
+    return [row[0] for row in table]

@@ -1,0 +1,146 @@
+"""tokvec.parallel's launchers: run_group fails fast and says why; torchrun runs the checks.
+
+Every failure mode of ``run_group`` must end well before its timeout with a message that names
+the rank and what went wrong: an exception (with its traceback), a return value that cannot be
+pickled, a rank that cannot join the group, a rank that dies without a word; and a hang must be
+killed at the timeout.
+"""
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import torch.distributed as dist
+
+from tokvec.parallel import main, run_group
+
+
+def values(rank, world_size, offset):
+    return {"rank": rank, "world_size": world_size, "value": rank * 10 + offset}
+
+
+def deadlock(rank, world_size):
+    if rank == 0:
+        dist.barrier()                        # waits for rank 1 ...
+    else:
+        time.sleep(120)                       # ... which never comes
+
+
+def raises_while_the_other_waits(rank, world_size):
+    if rank == 1:
+        raise ValueError(f"boom on {rank}")
+    dist.barrier()                            # rank 0 would wait for rank 1 forever
+
+
+def unpicklable(rank, world_size):
+    return threading.Lock() if rank == 1 else rank
+
+
+def dies(rank, world_size):
+    if rank == 1:
+        os._exit(3)
+    dist.barrier()
+
+
+@pytest.mark.slow
+def test_run_group_returns_the_values_by_rank():
+    assert run_group(values, 3, 5, timeout=60) == [{"rank": r, "world_size": 3, "value": r * 10 + 5} for r in range(3)]
+
+
+@pytest.mark.slow
+def test_a_hanging_group_is_killed_and_reported():
+    start = time.monotonic()
+    with pytest.raises(TimeoutError, match="did not finish within 5"):
+        run_group(deadlock, 2, timeout=5)
+    assert time.monotonic() - start < 30
+
+
+@pytest.mark.slow
+def test_the_first_error_stops_the_group_with_its_rank_and_traceback():
+    start = time.monotonic()
+    with pytest.raises(RuntimeError) as info:
+        run_group(raises_while_the_other_waits, 2, timeout=100)
+    message = str(info.value)
+    assert message.startswith("rank 1 of 2 raised:\nTraceback"), message
+    assert "in raises_while_the_other_waits" in message and "ValueError: boom on 1" in message
+    assert time.monotonic() - start < 40                      # not the 100 s timeout
+
+
+@pytest.mark.slow
+def test_a_value_that_cannot_be_pickled_is_reported_at_once():
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"(?s)rank 1 of 2 raised:.*TypeError: the return value of unpicklable "
+                                           r"on rank 1, a lock, cannot be pickled"):
+        run_group(unpicklable, 2, timeout=100)
+    assert time.monotonic() - start < 40
+
+
+@pytest.mark.slow
+def test_a_rank_that_dies_silently_is_reported_with_its_exit_code():
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"rank\(s\) \[1\] of 2 died without reporting \(exit codes \[3\]"):
+        run_group(dies, 2, timeout=100)
+    assert time.monotonic() - start < 40
+
+
+@pytest.mark.slow
+def test_an_init_process_group_failure_is_reported_as_such(monkeypatch):
+    monkeypatch.setenv("GLOO_SOCKET_IFNAME", "no-such-interface0")  # the children inherit it
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"(?s)rank \d of 2 init_process_group failed:\nTraceback.*"
+                                           r"no-such-interface0"):
+        run_group(values, 2, 0, timeout=100)
+    assert time.monotonic() - start < 40
+
+
+@pytest.mark.slow
+def test_torchrun_runs_the_checks():
+    torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    result = subprocess.run([torchrun, "--standalone", "--nproc-per-node", "2", "-m", "tokvec.parallel"],
+                            capture_output=True, text=True, timeout=180, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("torchrun: 2 processes, gloo, init_method env://"), result.stdout
+    assert "world 2, rank 0: rows [ 0, 25)" in result.stdout and "world 2, rank 1: rows [25, 50)" in result.stdout
+    for line in lines[1:3]:
+        assert float(line.split("largest error ")[1].split()[0]) < 1e-13, line
+    assert "all-reduce sends 1024 bytes per rank, its sequence-parallel reduce-scatter 512" in result.stdout
+
+
+# --- in this process -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: run_group(values, 0), ValueError, "world_size"),
+    (lambda: run_group(values, 2.0), TypeError, "world_size"),
+    (lambda: run_group("values", 2), TypeError, "fn"),
+    (lambda: run_group(values, 2, timeout=0), ValueError, "timeout"),
+    (lambda: run_group(values, 2, timeout=float("nan")), ValueError, "timeout"),
+])
+def test_run_group_refuses_bad_arguments(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+@pytest.mark.parametrize("environment, match", [
+    ({"RANK": "0", "WORLD_SIZE": "zero"}, r"WORLD_SIZE must be an int >= 1, got 'zero'.*torchrun"),
+    ({"RANK": "2", "WORLD_SIZE": "2"}, r"RANK must be an int 0..1, got '2'"),
+    ({"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "-1"}, r"LOCAL_RANK must be an int 0..1"),
+    ({"RANK": "0", "WORLD_SIZE": "2", "LOCAL_RANK": "0"}, r"MASTER_ADDR is not set"),
+])
+def test_a_bad_launcher_environment_is_a_clear_error(monkeypatch, environment, match):
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=match):
+        main([])
+    assert not dist.is_initialized()
+
+
+def test_main_refuses_a_bad_world_size_argument():
+    with pytest.raises(SystemExit, match="usage: python -m tokvec.parallel"):
+        main(["two"])
