@@ -2,7 +2,7 @@
 
 import pytest
 
-from tokvec.bench.roofline import bytes_moved, min_time_ms
+from tokvec.bench.roofline import bytes_moved, compulsory_bytes, expected_distinct, min_time_ms
 
 BIG = (64, 2048, 4096)                       # B, T, d of the largest GPU configuration
 
@@ -52,6 +52,31 @@ def test_a_float32_positional_table_adds_its_extra_bytes_once():
         bytes_moved(1, 1, 1, table_dtype="int8")
 
 
+def test_expected_distinct_rows_of_uniform_ids():
+    assert expected_distinct(0, 10) == 0 and expected_distinct(1, 10) == pytest.approx(1.0)
+    assert expected_distinct(5, 1) == 1
+    assert round(expected_distinct(64 * 2048, 32000)) == 31468          # chapter 10.1's large batch
+    assert expected_distinct(10**7, 100) == pytest.approx(100)
+    with pytest.raises(ValueError, match="n_ids"):
+        expected_distinct(-1, 10)
+
+
+def test_compulsory_bytes_read_each_distinct_row_once_and_stay_above_the_writes():
+    B, T, d = BIG
+    n = B * T
+    row = d * 2
+    for impl in ("fused", "eager", "in_place"):
+        counted = bytes_moved(B, T, d, "bfloat16", impl=impl)
+        assert compulsory_bytes(B, T, d, "bfloat16", distinct_rows=n, impl=impl) == counted
+        assert compulsory_bytes(B, T, d, "bfloat16", distinct_rows=100, impl=impl) == counted - (n - 100) * row
+    fused = compulsory_bytes(B, T, d, "bfloat16", distinct_rows=expected_distinct(n, 32000), table_dtype="float32")
+    assert round(fused / 1e9, 3) == 1.366 and fused > n * row            # above the output's writes alone
+    with pytest.raises(ValueError, match="distinct_rows must be between"):
+        compulsory_bytes(1, 2, 3, distinct_rows=3)
+    with pytest.raises(ValueError, match="reads no table"):
+        compulsory_bytes(1, 2, 3, distinct_rows=1, impl="copy")
+
+
 # --- reading GPU runs: a synthetic results file, as `python -m tokvec.bench kernels` writes ---
 
 def record(impl, median_ms, **size):
@@ -87,7 +112,7 @@ def test_gpu_points_put_each_record_against_the_copy_of_its_own_size():
     rows = [record("eager", 0.3), record("fused", 0.2), record("copy", 0.1),
             record("fused", 1.0, batch=8), {**record("copy", 0.05), "file": "other.json"}]
     eager, fused, copy, lone, other = gpu_points(rows)
-    one_pass = bytes_moved(4, 8, 16, "bfloat16", impl="fused")
+    one_pass = bytes_moved(4, 8, 16, "bfloat16", impl="fused", table_dtype="float32")   # the kernel's PE
     copied = bytes_moved(4, 8, 16, "bfloat16", impl="copy")
     assert eager["bytes"] == fused["bytes"] == one_pass and copy["bytes"] == copied
     assert fused["gb_s"] == pytest.approx(one_pass / 0.2e-3 / 1e9)

@@ -121,6 +121,15 @@ def test_bad_shapes_and_devices_are_refused():
         fused.fused_embedding(torch.zeros(1, 2, dtype=torch.long), w, table, 1.0, interpret=False)
 
 
+@pytest.mark.parametrize("dtype", [torch.float64, torch.int64])
+def test_weights_the_kernel_cannot_honour_are_refused(dtype):
+    """float64 would come back float64 but carry float32's error; integers are not a table."""
+    w, table = torch.zeros(5, 4, dtype=dtype), torch.zeros(3, 4)
+    with pytest.raises(TypeError, match=f"computes in float32 .* got a {dtype} weight"):
+        fused.fused_embedding(torch.tensor([1, 2]), w, table, 1.0)
+    assert set(fused.OUTPUT_DTYPES) == {torch.float32, torch.float16, torch.bfloat16}
+
+
 def test_available_only_with_cuda():
     assert fused.available("cpu") is False
     assert fused.available() is CUDA
@@ -195,6 +204,25 @@ def test_the_grid_covers_every_element_once_and_every_program_has_work(B, T, D, 
     assert launch.programs == len(cells) and launch.block_t <= block_t and launch.block_d <= block_d
     tiles = launch.grid[0] * launch.grid[1]
     assert launch.grid[2] == 1 or tiles < min_programs      # the batch is split only when needed
+
+
+@settings(max_examples=15, deadline=None)
+@given(B=st.integers(1, 5), T=st.integers(1, 9), D=st.integers(1, 40), block_t=st.sampled_from([1, 4, 16]),
+       block_d=st.sampled_from([8, 32]), min_programs=st.integers(1, 16))
+def test_the_interpreted_kernel_itself_writes_every_element_once_and_nothing_past_the_end(
+        B, T, D, block_t, block_d, min_programs):
+    """The same property as above, on the kernel rather than a model of it: launched by hand into a
+    NaN-filled buffer with a guard after it, every output is written with the right value, and
+    the guard is untouched (chapter 10.1 does this for one shape)."""
+    g = torch.Generator().manual_seed(B * 1000 + T * 100 + D)
+    weight, ids = torch.randn(7, D, generator=g), torch.randint(0, 7, (B, T), generator=g)
+    table = torch.from_numpy(sinusoidal_table_numpy(T, D)).float()
+    launch = fused.launch_grid(B, T, D, block_t=block_t, block_d=block_d, min_programs=min_programs)
+    buffer = torch.full((B * T * D + 64,), float("nan"))
+    fused.kernel(interpret=True)[launch.grid](ids, weight, table, buffer, B, T, D, 2.0, launch.seqs_per_program,
+                                              BLOCK_T=launch.block_t, BLOCK_D=launch.block_d)
+    assert buffer[B * T * D:].isnan().all(), "a write past the end of the output"
+    assert torch.allclose(buffer[: B * T * D].view(B, T, D), weight[ids] * 2.0 + table, atol=1e-6, rtol=0)
 
 
 def test_one_decoding_step_launches_one_position_per_program_and_splits_the_batch():

@@ -16,8 +16,16 @@ writes each output element once (:mod:`tokvec.bench.roofline` counts the bytes).
   compiler can vectorize). The blocks shrink to the tensor (``T = 1``: one position per
   program, none masked), and the batch is split only when the tiles alone would leave the GPU
   with fewer than ``min_programs`` programs (a decoding step, ``T = 1``, has few tiles).
+* The tile is (positions x contiguous features): along a row of the tile, neighbouring threads
+  read neighbouring addresses, so a warp's loads of one table row coalesce into a few wide
+  memory transactions (512 bytes for 256 bfloat16 features), and a thread that holds several
+  contiguous elements loads them with one vector instruction of up to 16 bytes. A tile that ran
+  down a column (one feature of many rows) would scatter them.
 * :func:`fused_embedding` checks the ids first (:func:`tokvec.validate.check_ids`): a bad id is a
-  Python error, never an out-of-bounds read on the GPU.
+  Python error, never an out-of-bounds read on the GPU (which returns garbage, or faults with an
+  "illegal memory access" that, like a device-side assert, leaves the CUDA context unusable).
+* Output dtypes: float32, float16 and bfloat16. A float64 weight is refused: the kernel computes
+  in float32, so a float64 output would silently carry float32's error.
 * Forward only: there is no backward, so tensors that require gradients are refused while
   autograd records (use :class:`tokvec.layers.TransformerEmbedding` to train).
   :class:`~tokvec.layers.TransformerEmbedding` never calls this kernel by itself.
@@ -42,7 +50,10 @@ try:                                   # triton ships for Linux x86-64 only; els
 except ImportError:                    # pragma: no cover - depends on the platform
     triton = tl = None
 
-__all__ = ["MIN_PROGRAMS", "Launch", "available", "fused_embedding", "kernel", "launch_grid"]
+__all__ = ["MIN_PROGRAMS", "OUTPUT_DTYPES", "Launch", "available", "fused_embedding", "kernel", "launch_grid"]
+
+#: The weight (and output) dtypes the kernel takes: its arithmetic is float32, rounded once to these.
+OUTPUT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
 #: Programs a launch should have at least, when the batch is large enough to split: several per
 #: streaming multiprocessor of a large GPU, so that each one has others to run while a load waits.
@@ -161,8 +172,10 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
                     interpret: bool | None = None, check: bool = True) -> torch.Tensor:
     """``weight[ids] * scale + table[:T]`` in one kernel; ids ``(T,)`` or ``(B, T)``.
 
-    ``weight`` is ``(N_V, d)`` and gives the output dtype; ``table`` is ``(>= T, d)``, best in
-    float32 or float64 so that the only rounding is the final one. ``interpret`` defaults to
+    ``weight`` is ``(N_V, d)`` in float32, float16 or bfloat16 and gives the output dtype (float64
+    is refused: the arithmetic is float32, and a float64 result would pretend otherwise);
+    ``table`` is ``(>= T, d)``, best in float32 or float64 so that the only rounding is the final
+    one. ``interpret`` defaults to
     True for CPU tensors (Triton's interpreter) and False on a GPU. Forward only: ``weight`` or
     ``table`` requiring gradients is an error while autograd is recording. ``check=False`` skips
     the id check (one reduction and one read-back); only for ids already checked, as the GPU
@@ -173,6 +186,11 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
     if weight.dim() != 2 or table.dim() != 2:
         raise ValueError(f"weight must be (N_V, d) and table (l_max, d), got shapes {tuple(weight.shape)} "
                          f"and {tuple(table.shape)}")
+    if weight.dtype not in OUTPUT_DTYPES:
+        hint = ("cast it with weight.float(), or use tokvec.layers.TransformerEmbedding for float64"
+                if weight.dtype == torch.float64 else "use a floating-point table")
+        raise TypeError(f"fused_embedding computes in float32 and writes {', '.join(map(str, OUTPUT_DTYPES))}; "
+                        f"got a {weight.dtype} weight: {hint}")
     if check:
         check_ids(ids, weight.shape[0], table.shape[0])
     elif ids.dim() not in (1, 2):

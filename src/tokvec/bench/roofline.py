@@ -1,12 +1,18 @@
-"""How many bytes the input layer must move, and the fastest time that allows (a roofline).
+"""How many bytes the input layer moves, and the time that takes at peak bandwidth (a roofline).
 
 Chapter 10 ("What vectorization buys") reads the CPU timings against it; chapter 10.1 ("Making
 it fast on a GPU") predicts the GPU's from it, and reads the GPU runs, once committed, against
 it (:func:`gpu_results`, :func:`gpu_points`). The forward pass ``emb(ids) * sqrt(d) + PE[:T]``
 does almost no arithmetic per byte, so once a call is large enough that its fixed cost (Python,
 dispatch, allocation, kernel launches) no longer dominates, memory traffic, not FLOPs, bounds
-its time: ``time >= bytes / bandwidth``. These functions count the *algorithmic* bytes of each
-way of computing it (what must cross between memory and the cores if no cache helped):
+its time, and ``bytes / bandwidth`` predicts it. :func:`bytes_moved` counts the *algorithmic*
+bytes of each way of computing it under three stated assumptions: every token's table row comes
+from memory (a row that repeats is read again), the positional tile crosses once per call
+(re-reads of it are assumed to hit the L2 cache), and every intermediate tensor goes through
+memory. It is a model, not a bound: a cache that serves repeated rows makes the true traffic
+smaller, a positional tile too large for the L2 makes it larger. The strict lower bounds are
+:func:`compulsory_bytes` (each distinct row once, every write) and, below it, the output's writes
+alone. The counts:
 
 * ``fused``: one pass; read the ids, one table row per token and the positional tile once (it is
   reused across the batch), write the output once. :func:`tokvec.fused.fused_embedding` reads
@@ -23,14 +29,20 @@ way of computing it (what must cross between memory and the cores if no cache he
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from tokvec import validate
 
-__all__ = ["DTYPE_BYTES", "GPU_RESULTS", "bytes_moved", "gpu_points", "gpu_results", "min_time_ms"]
+__all__ = ["DTYPE_BYTES", "FUSED_TABLE_DTYPE", "GPU_RESULTS", "bytes_moved", "compulsory_bytes", "expected_distinct",
+           "gpu_points", "gpu_results", "min_time_ms"]
 
 #: Bytes per element of the dtypes the benchmarks use.
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
+
+#: The dtype of the positional table that :func:`tokvec.fused.fused_embedding` reads, whatever
+#: the output's: pass it as ``table_dtype`` wherever the fused kernel's bytes are meant.
+FUSED_TABLE_DTYPE = "float32"
 
 
 def bytes_moved(batch: int, seq_len: int, d_model: int, dtype: str = "bfloat16", *,
@@ -60,8 +72,39 @@ def bytes_moved(batch: int, seq_len: int, d_model: int, dtype: str = "bfloat16",
     raise ValueError(f"impl must be 'fused', 'eager', 'in_place' or 'copy', got {impl!r}")
 
 
-def min_time_ms(n_bytes: int, bandwidth_tb_s: float) -> float:
-    """The memory-bound floor: ``n_bytes`` at ``bandwidth_tb_s`` terabytes (1e12 bytes) per second."""
+def expected_distinct(n_ids: int, vocab_size: int) -> float:
+    """The expected number of distinct rows among ``n_ids`` ids drawn uniformly from ``vocab_size``:
+    ``V (1 - (1 - 1/V)^n)``."""
+    validate.positive_int(vocab_size, "vocab_size")
+    if not isinstance(n_ids, int) or n_ids < 0:
+        raise ValueError(f"n_ids must be an int >= 0, got {n_ids!r}")
+    return vocab_size * -math.expm1(n_ids * math.log1p(-1 / vocab_size)) if vocab_size > 1 else min(n_ids, 1)
+
+
+def compulsory_bytes(batch: int, seq_len: int, d_model: int, dtype: str = "bfloat16", *, distinct_rows: float,
+                     impl: str = "fused", id_bytes: int = 8, table_dtype: str | None = None) -> float:
+    """:func:`bytes_moved` with each of ``distinct_rows`` table rows read once, not once per token.
+
+    What must cross between memory and the cores, starting from a cold cache, however well the
+    caches serve repeats: the ids, each distinct row once, the positional tile once and the output
+    written once. For ``eager`` and ``in_place`` it keeps their intermediate tensors (written, then
+    read back), which is a bound only where they are far larger than the L2 cache, as a training
+    batch's are. ``distinct_rows`` is counted from the ids, or :func:`expected_distinct` for
+    uniform ids.
+    """
+    if impl == "copy":
+        raise ValueError("a copy reads no table: use bytes_moved(..., impl='copy')")
+    counted = bytes_moved(batch, seq_len, d_model, dtype, impl=impl, id_bytes=id_bytes, table_dtype=table_dtype)
+    if not 0 <= distinct_rows <= batch * seq_len:
+        raise ValueError(f"distinct_rows must be between 0 and batch * seq_len = {batch * seq_len}, "
+                         f"got {distinct_rows!r}")
+    row = d_model * DTYPE_BYTES[dtype]
+    return counted - (batch * seq_len - distinct_rows) * row
+
+
+def min_time_ms(n_bytes: float, bandwidth_tb_s: float) -> float:
+    """``n_bytes`` at ``bandwidth_tb_s`` terabytes (1e12 bytes) per second, in milliseconds: the time
+    the bytes take at that bandwidth (a lower bound only if the bytes are)."""
     if not bandwidth_tb_s > 0:
         raise ValueError(f"bandwidth must be positive, got {bandwidth_tb_s!r}")
     return n_bytes / (bandwidth_tb_s * 1e12) * 1e3
@@ -98,6 +141,7 @@ def gpu_points(records: list[dict]) -> list[dict]:
     ``gb_s`` (those bytes over the median time), ``of_copy`` (that speed over the speed of the
     copy of the same file, device, dtype and size: the bandwidth the machine gives in practice;
     None without a copy record), and ``floor_ms`` (the fused pass's bytes at the copy's speed).
+    The fused pass is counted with its float32 positional table (:data:`FUSED_TABLE_DTYPE`).
     """
     for r in records:
         missing = _GPU_KEYS - set(r)
@@ -113,10 +157,12 @@ def gpu_points(records: list[dict]) -> list[dict]:
     points = []
     for r in records:
         kind = "copy" if r["impl"] == "copy" else "fused"
-        moved = bytes_moved(r["batch"], r["seq_len"], r["d_model"], r["dtype"], impl=kind)
+        moved = bytes_moved(r["batch"], r["seq_len"], r["d_model"], r["dtype"], impl=kind,
+                            table_dtype=FUSED_TABLE_DTYPE if kind == "fused" else None)
         gb_s = moved / (r["median_ms"] / 1e3) / 1e9
         ceiling = copy_speed.get(size(r))
-        one_pass = bytes_moved(r["batch"], r["seq_len"], r["d_model"], r["dtype"], impl="fused")
+        one_pass = bytes_moved(r["batch"], r["seq_len"], r["d_model"], r["dtype"], impl="fused",
+                               table_dtype=FUSED_TABLE_DTYPE)
         points.append({**r, "bytes": moved, "gb_s": gb_s, "of_copy": gb_s / ceiling if ceiling else None,
                        "floor_ms": one_pass / (ceiling * 1e9) * 1e3 if ceiling else None})
     return points
