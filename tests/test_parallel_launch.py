@@ -144,3 +144,15 @@ def test_a_bad_launcher_environment_is_a_clear_error(monkeypatch, environment, m
 def test_main_refuses_a_bad_world_size_argument():
     with pytest.raises(SystemExit, match="usage: python -m tokvec.parallel"):
         main(["two"])
+
+
+def test_run_group_refuses_what_a_fresh_interpreter_cannot_import():
+    # a notebook cell's function, a lambda or a nested function would die in every child with an
+    # AttributeError; run_group says why before it starts a single process
+    def nested(rank, world_size):
+        return rank
+
+    for fn in (lambda rank, world_size: rank, nested):
+        with pytest.raises(TypeError, match=r"cannot run .*: it is a lambda or is defined inside another "
+                                            r"function\. run_group starts fresh interpreters"):
+            run_group(fn, 2, timeout=5)

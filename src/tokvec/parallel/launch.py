@@ -18,6 +18,7 @@ import pickle
 import queue as queue_module
 import shutil
 import socket
+import sys
 import tempfile
 import time
 import traceback
@@ -93,6 +94,25 @@ def _stop(processes, grace: float = 2.0) -> None:
         process.join()
 
 
+def _check_importable(fn: Callable) -> None:
+    """Refuse, before any process starts, a function that a fresh interpreter cannot import by name."""
+    import importlib
+
+    module_name = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", "")
+    reason = None
+    if "<lambda>" in qualname or "<locals>" in qualname:
+        reason = "it is a lambda or is defined inside another function"
+    elif module_name == "__main__" and not hasattr(sys.modules.get("__main__"), "__file__"):
+        reason = "it is defined in a notebook cell or an interactive session"
+    elif module_name is None or getattr(importlib.import_module(module_name), qualname, None) is not fn:
+        reason = f"it cannot be found as {module_name}.{qualname}"
+    if reason is not None:
+        raise TypeError(f"run_group cannot run {qualname or fn!r}: {reason}. run_group starts fresh "
+                        f"interpreters that import fn by name; put it at the top level of a .py file "
+                        f"(in a notebook, e.g. with %%writefile) and import it from there")
+
+
 def run_group(fn: Callable, world_size: int, *args, timeout: float = 120.0) -> list:
     """Run ``fn(rank, world_size, *args)`` in ``world_size`` new processes joined in a gloo group.
 
@@ -119,6 +139,7 @@ def run_group(fn: Callable, world_size: int, *args, timeout: float = 120.0) -> l
     if not callable(fn):
         raise TypeError(f"fn must be a module-level function fn(rank, world_size, *args), got "
                         f"{type(fn).__name__} {fn!r:.40}")
+    _check_importable(fn)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < float("inf"):
         raise ValueError(f"timeout must be a number of seconds > 0, got {timeout!r:.40}")
     context = multiprocessing.get_context("spawn")
