@@ -12,7 +12,8 @@ are the file names in the course's sources):
   matrix, and a frequency that changes inside every sin/cos pair);
 * :mod:`tokvec.tutorials.tutorial_004` -- the ``InputEmbeddings`` module (chapter 9).
 
-Tutorials 000 and 001 are written for JAX/Haiku; chapter 9 translates their positional encoding
+Each is identified (title, framework, form; their authors and addresses were not supplied with the
+texts) on the book's page "The source tutorials" (``sources.md``). Tutorials 000 and 001 are written for JAX/Haiku; chapter 9 translates their positional encoding
 to PyTorch in the open rather than pretending it is theirs.
 
 "Verbatim" means token for token. Two things may differ, so that no line of code on the site

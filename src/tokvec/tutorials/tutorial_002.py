@@ -3,6 +3,10 @@
 Its error, taught in chapter 8: the angles ``positions * div_term`` are computed in float32, so
 at position 100,000 the table is off by about 7e-3 (``tokvec.layers.sinusoidal_table`` computes
 in float64 and rounds once). Needs PyTorch.
+
+Source: the embeddings lesson, "Embeddings in Transformers" (PyTorch), one of the five tutorial texts the course starts from. Its authors and
+address were not supplied with the text; the book's page "The source tutorials" (``sources.md``)
+identifies it by its title, framework and form.
 """
 
 import torch

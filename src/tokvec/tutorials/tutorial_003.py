@@ -12,6 +12,10 @@ Its errors, taught in chapters 3 and 7:
   (``sentence_embedding``) takes the position from ``enumerate`` and is right.
 
 Standard library only: the dictionaries map an id (or a position) to its vector.
+
+Source: the Phuong and Hutter walkthrough (plain Python), one of the five tutorial texts the course starts from. Its authors and
+address were not supplied with the text; the book's page "The source tutorials" (``sources.md``)
+identifies it by its title, framework and form.
 """
 
 __all__ = ["embed_by_position", "generate_positional_embedding_matrix",
