@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from tokvec import experiment
+from tokvec.attention import rope
 from tokvec.experiment import SCHEMES, SMALL, Config, TinyTransformer
 
 STORED = experiment.load_sweep()
@@ -213,6 +214,105 @@ def test_the_smallest_configuration_reproduces_the_committed_accuracies():
         assert live["loss"][scheme][0] == pytest.approx(STORED["small"]["loss"][scheme][0], rel=1e-4)
 
 
+# --- RoPE scaling at inference --------------------------------------------------------------
+
+# a RoPE model that has seen a few steps, evaluated on short sequences: quick, and not symmetric
+SCALED = dataclasses.replace(TINY, steps=20, eval_lens=(32, 48), eval_sequences=8)
+
+
+@pytest.fixture(scope="module")
+def rope_model():
+    return experiment.train(SCALED, "rope")[0]
+
+
+def test_rope_scaling_none_is_the_unscaled_evaluation_bit_for_bit(rope_model):
+    plain = experiment.evaluate(rope_model, SCALED)
+    for kwargs in ({"rope_scaling": None}, {"rope_base": 10000.0},
+                   {"rope_scaling": {"rope_type": "default"}},
+                   {"rope_scaling": {"rope_type": "linear", "factor": 1.0}}):
+        assert torch.equal(experiment.evaluate(rope_model, SCALED, **kwargs), plain), kwargs
+    windowed = experiment.evaluate(rope_model, SCALED, window=8)
+    assert torch.equal(experiment.evaluate(rope_model, SCALED, window=8, rope_base=10000.0), windowed)
+    ids = experiment.batch(SCALED, 48, 4, torch.Generator().manual_seed(3))[0]
+    with torch.no_grad():
+        logits = rope_model(ids)
+        with experiment.scaled_rope(rope_model, {"rope_type": "linear", "factor": 1.0}):
+            assert torch.equal(rope_model(ids), logits)       # linear with factor 1: the same bits
+
+
+def _rotated(x: torch.Tensor, theta: torch.Tensor, factor: float = 1.0) -> torch.Tensor:
+    """Adjacent pairs of x (..., T, d) rotated by position * theta_i, written out by hand."""
+    angles = torch.arange(x.shape[-2], dtype=torch.float64)[:, None] * theta[None, :]
+    cos, sin = (factor * angles.cos()).float(), (factor * angles.sin()).float()
+    a, b = x[..., 0::2], x[..., 1::2]
+    return torch.stack((a * cos - b * sin, b * cos + a * sin), dim=-1).flatten(-2)
+
+
+_TRAINED = 10000.0 ** (-torch.arange(4, dtype=torch.float64) / 4)      # d_head = 8: 1, 0.1, 0.01, 0.001
+_RULES = experiment.rope_rules(SCALED)
+
+
+@pytest.mark.parametrize("rule,theta,factor", [
+    ("none", _TRAINED, 1.0),
+    ("PI", _TRAINED / 4, 1.0),                                          # every pair slowed by s
+    ("NTK-aware", _TRAINED / 4 ** (torch.arange(4) / 3), 1.0),          # pair i by s**(2i/(d-2))
+    ("dynamic NTK", _TRAINED / (48 / 32) ** (torch.arange(4) / 3), 1.0),  # s = n / L at n = 48
+    ("NTK-by-parts", _TRAINED / torch.tensor([1.0, 4, 4, 4]), 1.0),    # pair 0 kept, the rest / s
+    ("YaRN", _TRAINED / torch.tensor([1.0, 4, 4, 4]), 0.1 * np.log(4) + 1),
+])
+def test_a_scaled_model_rotates_queries_and_keys_by_the_rules_frequencies(rope_model, monkeypatch, rule,
+                                                                          theta, factor):
+    """The rotated queries and keys that reach the scores, against rope and a rotation by hand."""
+    seen = []
+    monkeypatch.setattr(experiment, "scores", lambda q, k: seen.append((q, k)) or q @ k.transpose(-2, -1) / 8**0.5)
+    layer, T = rope_model.blocks[0].attention, 48
+    x = torch.randn(2, T, SCALED.d_model, generator=torch.Generator().manual_seed(0))
+    q, k, _ = layer.qkv(x).view(2, T, 3, SCALED.n_heads, 8).permute(2, 0, 3, 1, 4)
+    kwargs = _RULES[rule]
+    with torch.no_grad(), experiment.scaled_rope(rope_model, kwargs.get("rope_scaling"), kwargs.get("rope_base")):
+        layer(x)
+    (q_seen, k_seen), = seen
+    base, scaling = kwargs.get("rope_base", 10000.0), kwargs.get("rope_scaling")
+    assert torch.equal(q_seen, rope(q.detach(), base=base, scaling=scaling))
+    assert torch.equal(k_seen, rope(k.detach(), base=base, scaling=scaling))
+    torch.testing.assert_close(q_seen, _rotated(q.detach(), theta, factor), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(k_seen, _rotated(k.detach(), theta, factor), rtol=1e-5, atol=1e-5)
+    assert (layer.rope_base, layer.rope_scaling) == (10000.0, None)      # the trained rule is back
+
+
+def test_dynamic_ntk_reads_each_position_from_its_own_prefix(rope_model):
+    dynamic = _RULES["dynamic NTK"]
+    plain = experiment.evaluate(rope_model, SCALED)
+    scaled = experiment.evaluate(rope_model, SCALED, **dynamic)
+    L, k = SCALED.train_len, SCALED.k
+    assert torch.equal(scaled[:L - k], plain[:L - k])                  # nothing changes up to L
+    ids, targets = experiment._eval_batch(SCALED)
+    t = 45                                                              # past L: the prefix 0..45
+    with torch.no_grad(), experiment.scaled_rope(rope_model, dynamic["rope_scaling"]):
+        guess = rope_model(ids[:, :t + 1])[:, -1].argmax(-1)
+    assert scaled[t - k] == (guess == targets[:, t]).double().mean()
+
+
+def test_every_rule_gives_one_accuracy_per_position_and_restores_the_model(rope_model):
+    before = {name: value.clone() for name, value in rope_model.state_dict().items()}
+    for rule, kwargs in _RULES.items():
+        acc = experiment.evaluate(rope_model, SCALED, **kwargs)
+        assert acc.shape == (48 - SCALED.k,) and bool(((acc >= 0) & (acc <= 1)).all()), rule
+    for name, value in rope_model.state_dict().items():
+        assert torch.equal(value, before[name]), name
+    assert all((b.attention.rope_base, b.attention.rope_scaling) == (10000.0, None) for b in rope_model.blocks)
+
+
+def test_scaled_rope_restores_the_trained_rule_after_an_error_and_refuses_bad_input(rope_model):
+    with pytest.raises(RuntimeError), experiment.scaled_rope(rope_model, {"rope_type": "linear", "factor": 4.0}):
+        raise RuntimeError
+    assert all((b.attention.rope_base, b.attention.rope_scaling) == (10000.0, None) for b in rope_model.blocks)
+    with pytest.raises(ValueError, match="factor"), experiment.scaled_rope(rope_model, {"rope_type": "linear"}):
+        pass
+    with pytest.raises(ValueError, match="'rope' model only"):
+        experiment.evaluate(TinyTransformer(SCALED, "alibi"), SCALED, rope_base=40000.0)
+
+
 # --- the committed results -------------------------------------------------------------------
 
 
@@ -300,6 +400,30 @@ def test_the_chapters_claims_hold_in_the_committed_sweep():
         if entry["config"]["k"] == 24:
             assert entry["unseen"]["alibi"]["256"] < 0.1
     del k
+
+
+def test_the_chapters_per_position_claims_hold_in_the_committed_sweep():
+    """RoPE steps down at t = 40 and collapses at t = 46 in every seed, then falls below the
+    order-blind guess; none+bos holds a few positions; far aliases of k = 8 and 24 do no harm
+    up to t = 63; most of ALiBi's decline is there with the window too."""
+    order_blind = np.array(STORED["baselines"]["order_blind"])
+
+    def band(curve, lo, hi, k=experiment.SWEEP.k):
+        return float(np.mean(curve[lo - k:hi - k]))
+
+    for entry in STORED["sweep"]:
+        rope = entry["by_position"]["rope"]
+        assert min(rope[32 - 2:39 - 2]) == 1.0                  # perfect up to t = 38
+        assert rope[39 - 2] - rope[40 - 2] > 0.1              # the step at t = 40
+        assert max(rope[40 - 2:46 - 2]) < 0.95 and max(rope[46 - 2:51 - 2]) < 0.25
+        assert band(rope, 128, 256) < order_blind[127:].mean()
+        assert band(entry["by_position"]["none+bos"], 32, 40) > 0.8
+        full, window = entry["by_position"]["alibi"], entry["windowed"]["alibi"]
+        assert band(window, 24, 32) - band(window, 192, 256) > 0.01
+        assert band(window, 192, 256) > band(full, 192, 256)
+    for entry in STORED["offsets"]:
+        k = entry["config"]["k"]
+        assert band(entry["by_position"]["rope"], 32, 64, k) == 1.0
 
 
 @pytest.mark.parametrize("changes,match", [

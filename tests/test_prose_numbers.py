@@ -416,13 +416,33 @@ def haystack(nb: dict) -> Haystack:
     return Haystack(printed_numbers(code), stored)
 
 
+# Where a code cell keeps the prose of its figure (MyST-NB): the caption under it and the alt text
+# that a screen reader says in its place. Both state numbers to the reader, so both are checked.
+FIGURE_TEXTS = {"caption": ("mystnb", "figure", "caption"), "alt text": ("mystnb", "image", "alt")}
+
+
+def figure_texts(cell: dict) -> list[tuple[str, str]]:
+    """``(where, text)`` for the caption and the alt text in a cell's metadata, where it has them."""
+    found = []
+    for where, path in FIGURE_TEXTS.items():
+        node = cell.get("metadata", {})
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node:
+            found.append((where, _text(node)))
+    return found
+
+
 def chapter_numbers(nb: dict) -> list[Number]:
-    return [
-        n
-        for cell in nb["cells"]
-        if cell["cell_type"] == "markdown"
-        for n in prose_numbers(_text(cell["source"]), cell.get("id", "?"))
-    ]
+    """The numbers of every markdown cell, and of every figure's caption and alt text."""
+    numbers = []
+    for cell in nb["cells"]:
+        cell_id = cell.get("id", "?")
+        if cell["cell_type"] == "markdown":
+            numbers.extend(prose_numbers(_text(cell["source"]), cell_id))
+        for where, text in figure_texts(cell):
+            numbers.extend(prose_numbers(text, f"{cell_id} ({where})"))
+    return numbers
 
 
 def cited() -> dict[str, dict[str, dict]]:
@@ -598,3 +618,15 @@ def test_a_number_the_code_did_not_print_is_reported():
     ]}
     assert [(n.cell, n.text) for n in unmatched(nb)] == [("m1", "4.19")]
     assert unmatched(nb, listed={"4.19": {}}) == []
+
+
+def test_figure_captions_and_alt_text_are_checked_like_the_prose():
+    figure = {"cell_type": "code", "id": "c1", "source": ["print(f'{x:.2f}')"],
+              "outputs": [{"output_type": "stream", "name": "stdout", "text": ["0.65\n"]}],
+              "metadata": {"mystnb": {"figure": {"caption": "From 0.65 to 1.93 ms.", "name": "fig-x"},
+                                      "image": {"alt": "Bars about 30 times lower."}}}}
+    nb = {"cells": [figure]}
+    assert [(n.cell, n.text) for n in chapter_numbers(nb)] == [
+        ("c1 (caption)", "0.65"), ("c1 (caption)", "1.93"), ("c1 (alt text)", "30")]
+    assert [(n.cell, n.text) for n in unmatched(nb)] == [("c1 (caption)", "1.93"), ("c1 (alt text)", "30")]
+    assert figure_texts({"cell_type": "code", "metadata": {"mystnb": {"figure": {"name": "f"}}}}) == []

@@ -34,6 +34,11 @@ BOS row) is its own. The sinusoidal layer multiplies its token table by ``sqrt(d
 that table gets a learning rate divided by ``sqrt(d_model)``: the same effective Adam step as
 the other schemes' tables. Heads of width 8 give RoPE four frequencies only.
 
+A trained RoPE model can also be read with other frequencies, without retraining: the scaling
+rules that released models use to read past their training length (position interpolation,
+NTK-aware and dynamic NTK scaling, YaRN; :func:`tokvec.attention.rope_frequencies`), through
+``evaluate(..., rope_scaling=..., rope_base=...)``, :func:`scaled_rope` and :func:`rope_rules`.
+
 Models are trained on sequences of ``train_len`` tokens and evaluated on one longer length,
 ``max(eval_lens)``; a causal model's output at ``t`` depends only on tokens ``0..t``, so the
 accuracy "at length ``T``" is the mean over positions ``k..T-1`` of the same sequences. The
@@ -66,8 +71,8 @@ from tokvec.layers import LearnedTransformerEmbedding, TransformerEmbedding
 
 __all__ = ["OFFSETS", "OFFSET_SCHEMES", "SCHEMES", "SMALL", "SWEEP", "SWEEP_PATH", "SWEEP_SEEDS", "Config",
            "TinyTransformer", "attention_weights", "batch", "build", "cliff", "deterministic",
-           "evaluate", "load_sweep", "main", "order_blind_accuracy", "run", "sweep", "train",
-           "window_mask"]
+           "evaluate", "load_sweep", "main", "order_blind_accuracy", "rope_rules", "run", "scaled_rope",
+           "sweep", "train", "window_mask"]
 
 SCHEMES = ("none", "none+bos", "learned", "sinusoidal", "rope", "alibi")
 SWEEP_PATH = Path(__file__).parent / "data" / "position-sweep.json"
@@ -171,6 +176,8 @@ class _Attention(nn.Module):
     def __init__(self, cfg: Config, scheme: str):
         super().__init__()
         self.h, self.scheme = cfg.n_heads, scheme
+        # RoPE's base and scaling rule (tokvec.attention.rope); only scaled_rope changes them
+        self.rope_base, self.rope_scaling = 10000.0, None
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
 
@@ -179,7 +186,8 @@ class _Attention(nn.Module):
         qkv = self.qkv(x).view(B, T, 3, self.h, d // self.h)
         q, k, v = qkv.permute(2, 0, 3, 1, 4)                                  # each (B, h, T, d_h)
         if self.scheme == "rope":
-            q, k = rope(q), rope(k)
+            q = rope(q, base=self.rope_base, scaling=self.rope_scaling)
+            k = rope(k, base=self.rope_base, scaling=self.rope_scaling)
         s = scores(q, k)                                                      # (B, h, T, T)
         if self.scheme == "alibi":
             s = s + alibi_bias(self.h, T)                                     # causal mask included
@@ -304,14 +312,86 @@ def _eval_batch(cfg: Config) -> tuple[torch.Tensor, torch.Tensor]:
     return batch(cfg, T, cfg.eval_sequences, torch.Generator().manual_seed(10_000 * cfg.seed + T))
 
 
+@contextlib.contextmanager
+def scaled_rope(model: TinyTransformer, scaling: dict | None = None,
+                base: float | None = None) -> Iterator[TinyTransformer]:
+    """Read a trained RoPE ``model`` with a scaling rule applied, without retraining.
+
+    Inside the ``with`` block every attention layer rotates queries and keys with
+    ``rope(x, base=base, scaling=scaling)`` (:func:`tokvec.attention.rope`): ``scaling`` is a
+    dict in Hugging Face's form, e.g. ``{"rope_type": "linear", "factor": 4.0}`` (position
+    interpolation), and ``base`` replaces 10000 (NTK-aware scaling is a larger base). Both
+    ``None``: the frequencies the model was trained with. The trained ones are restored on exit.
+    """
+    if model.scheme != "rope":
+        raise ValueError(f"RoPE scaling applies to a 'rope' model only, got scheme {model.scheme!r}")
+    base = 10000.0 if base is None else base
+    layers = [block.attention for block in model.blocks]
+    d_head = layers[0].qkv.in_features // layers[0].h
+    rope(torch.zeros(1, d_head), base=base, scaling=scaling)      # check both before changing anything
+    trained = [(layer.rope_base, layer.rope_scaling) for layer in layers]
+    try:
+        for layer in layers:
+            layer.rope_base, layer.rope_scaling = base, scaling
+        yield model
+    finally:
+        for layer, (b, s) in zip(layers, trained):
+            layer.rope_base, layer.rope_scaling = b, s
+
+
 @torch.no_grad()
-def evaluate(model: TinyTransformer, cfg: Config, window: int | None = None) -> torch.Tensor:
-    """The fraction of correct predictions at each position ``t = k .. max(eval_lens) - 1``."""
-    with deterministic(cfg.seed):
+def evaluate(model: TinyTransformer, cfg: Config, window: int | None = None, *,
+             rope_scaling: dict | None = None, rope_base: float | None = None) -> torch.Tensor:
+    """The fraction of correct predictions at each position ``t = k .. max(eval_lens) - 1``.
+
+    ``rope_scaling`` and ``rope_base`` read a RoPE model with other frequencies (:func:`scaled_rope`);
+    without them nothing changes. One forward pass over the whole evaluation sequence gives every
+    position, except with ``rope_type`` ``"dynamic"``, whose frequencies depend on the length of
+    the input: there each position ``t`` is predicted from its own prefix ``0..t``, with the
+    frequencies of a sequence of ``t + 1`` tokens, as a model that recomputes its keys at every
+    step (without a cache) reads it.
+    """
+    if rope_scaling is None and rope_base is None:
+        with deterministic(cfg.seed):
+            ids, targets = _eval_batch(cfg)
+            correct = model.eval()(ids, window=window).argmax(-1) == targets
+            model.train()
+        return correct[:, cfg.k:].double().mean(0)
+    dynamic = isinstance(rope_scaling, dict) and rope_scaling.get("rope_type") == "dynamic"
+    with deterministic(cfg.seed), scaled_rope(model, rope_scaling, rope_base):
         ids, targets = _eval_batch(cfg)
-        correct = model.eval()(ids, window=window).argmax(-1) == targets
+        model.eval()
+        if dynamic:
+            predicted = torch.stack([model(ids[:, :t + 1], window=window)[:, -1].argmax(-1)
+                                     for t in range(ids.shape[1])], dim=1)
+        else:
+            predicted = model(ids, window=window).argmax(-1)
         model.train()
-    return correct[:, cfg.k:].double().mean(0)
+    return (predicted == targets)[:, cfg.k:].double().mean(0)
+
+
+def rope_rules(cfg: Config, factor: float = 4.0) -> dict[str, dict]:
+    """The RoPE scaling rules chapter 12 applies to a trained model: name -> keywords of :func:`evaluate`.
+
+    With ``s = factor``, ``L = cfg.train_len`` and heads of width ``d``: ``"none"``, the trained
+    frequencies; ``"PI"``, position interpolation, every ``theta_i / s``; ``"NTK-aware"``, the
+    base raised to ``10000 * s**(d/(d-2))``, which keeps pair 0 and divides the slowest pair by
+    ``s``; ``"dynamic NTK"``, the same rule with ``s = n / L`` for a sequence of ``n > L``
+    tokens (``factor`` 1, nothing changes up to ``L``); ``"NTK-by-parts"``, YaRN's frequencies
+    (``original_max_position_embeddings = L``: pairs that turn many times within ``L`` kept, those
+    that turn less than once divided by ``s``) with the attention factor 1; ``"YaRN"``, the same
+    with YaRN's attention factor ``0.1 ln s + 1`` on cos and sin.
+    """
+    d, L = cfg.d_model // cfg.n_heads, cfg.train_len
+    return {
+        "none": {},
+        "PI": {"rope_scaling": {"rope_type": "linear", "factor": factor}},
+        "NTK-aware": {"rope_base": 10000.0 * factor ** (d / (d - 2))},
+        "dynamic NTK": {"rope_scaling": {"rope_type": "dynamic", "factor": 1.0, "max_position_embeddings": L}},
+        "NTK-by-parts": {"rope_scaling": {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": L,
+                                          "attention_factor": 1.0}},
+        "YaRN": {"rope_scaling": {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": L}},
+    }
 
 
 @torch.no_grad()
@@ -402,7 +482,7 @@ def run(cfg: Config, schemes: Sequence[str] = SCHEMES) -> dict:
 
 #: The smallest configuration: the one chapter 12 runs live and the tests re-run.
 SMALL = Config()
-#: The sweep: longer training (until the losses are flat), several seeds, longer evaluation.
+#: The sweep: longer training (2,000 steps), several seeds, longer evaluation.
 SWEEP = dataclasses.replace(SMALL, steps=2000, eval_lens=(32, 64, 128, 256), eval_sequences=128,
                             log_every=50)
 SWEEP_SEEDS = (0, 1, 2)
