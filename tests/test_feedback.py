@@ -1,6 +1,7 @@
 """tokvec.course.feedback: each diagnosis is given for the mistake it names, and only a right answer passes."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ import torch
 from tokvec import Vocabulary
 from tokvec.arrays import sinusoidal_table_numpy as table
 from tokvec.course import feedback
+from tokvec.tutorials.tutorial_003 import generate_positional_embedding_matrix
 
 L, D = 12, 8
 REF = table(L, D)
@@ -71,6 +73,82 @@ def test_only_a_shift_by_one_is_called_positions_from_1(answer):
     assert "counted from 1" not in feedback.on_sinusoidal_table(answer).message
 
 
+def _element_index(length, d, base=10000.0):
+    """The element index j in the exponent: column j uses base^(-j/d), sin for even j, cos for odd."""
+    angle = np.arange(length)[:, None] * base ** (-np.arange(d) / d)
+    return np.where(np.arange(d) % 2 == 0, np.sin(angle), np.cos(angle))
+
+
+def _float32_recipe(length, d, *, power=False):
+    """The usual PyTorch recipe, every step in float32 (positions, frequencies, angles)."""
+    position = torch.arange(length).unsqueeze(1).float()
+    if power:
+        omega = 10000.0 ** (-torch.arange(0, d, 2).float() / d)
+    else:
+        omega = torch.exp(torch.arange(0, d, 2).float() * (-math.log(10000.0) / d))
+    pe = torch.zeros(length, d)
+    pe[:, 0::2], pe[:, 1::2] = torch.sin(position * omega), torch.cos(position * omega)
+    return pe
+
+
+@pytest.mark.parametrize("answer,expected", [
+    (_element_index(L, D), "the exponent uses the element index j instead of the pair index 2i"),
+    (torch.from_numpy(_element_index(64, 16)).float(), "sine and cosine of a pair have different frequencies"),
+    # seed 003's own code: element index, and base l_max
+    (np.array([generate_positional_embedding_matrix(10, 5)[t] for t in range(5)]), "also uses base 5 instead"),
+])
+def test_element_index_exponent_is_named(answer, expected):
+    fb = feedback.on_sinusoidal_table(answer)
+    assert not fb.ok and expected in fb.message and "pair 0 must have omega = 1" not in fb.message, fb.message
+
+
+def test_seed_003_with_its_own_base_names_only_the_exponent():
+    fb = feedback.on_sinusoidal_table(np.array([generate_positional_embedding_matrix(10, 5)[t] for t in range(5)]),
+                                      base=5)
+    assert not fb.ok and "element index j" in fb.message and "also uses base" not in fb.message, fb.message
+
+
+@pytest.mark.parametrize("answer", [_float32_recipe(2048, 512), _float32_recipe(2048, 512, power=True),
+                                    _float32_recipe(2048, 512).numpy()])
+def test_float32_table_at_2048_x_512_passes_and_says_float32_was_tolerated(answer):
+    fb = feedback.on_sinusoidal_table(answer)
+    assert fb.ok and "within float32 rounding" in fb.message, fb.message
+    where = int(re.search(r"at position (\d+)", fb.message).group(1))
+    assert where >= 1024                                   # the error grows with t: it peaks late
+
+
+def test_float32_table_rounded_once_needs_no_tolerance():
+    fb = feedback.on_sinusoidal_table(table(2048, 512, dtype=np.float32))
+    assert fb.ok and "to 1e-06" in fb.message and "float32" not in fb.message
+
+
+def test_float32_tolerance_is_not_granted_to_float64_or_lists():
+    pe = _float32_recipe(2048, 64).double()
+    for answer in (pe, pe.numpy(), pe.numpy().tolist()):
+        assert not feedback.on_sinusoidal_table(answer)
+
+
+@pytest.mark.parametrize("answer,expected", [
+    (table(512, 64, 1000.0), "base 1000 instead of 10000"),
+    (table(513, 64)[1:], "positions are counted from 1"),
+    (_element_index(512, 64), "element index j instead of the pair index 2i"),
+    (np.where(np.arange(64) % 2 == 1, 0.0, table(512, 64)), "Was the update discarded"),
+])
+def test_float32_mistakes_are_still_named(answer, expected):
+    fb = feedback.on_sinusoidal_table(torch.from_numpy(answer).float())
+    assert not fb.ok and expected in fb.message, fb.message
+
+
+def test_table_it_cannot_diagnose_gets_the_generic_message():
+    a = REF.copy()
+    a[4, 5] = 0.3                                           # one stray entry
+    fb = feedback.on_sinusoidal_table(a)
+    assert not fb.ok and "the largest difference from the reference is" in fb.message, fb.message
+    noise = np.random.default_rng(1).uniform(-1, 1, size=(L, D))
+    fb = feedback.on_sinusoidal_table(noise)
+    assert not fb.ok and str(fb).startswith("Not yet: no position matches the reference"), fb.message
+
+
 def test_table_feedback_names_matching_positions_and_the_column():
     a = REF.copy()
     a[6:, 3] += 0.5
@@ -104,16 +182,114 @@ def test_embedding_output_reports_where_it_differs():
     assert not fb.ok and "1 of 6 token vectors differ, first at index [(1, 2)]" in fb.message
 
 
-VOCAB = Vocabulary.from_corpus(["the", "cat", "sat", "on", "the", "mat"])
-TOKENS = ["the", "cat", "sat", "on", "the", "dog"]
+PAPER_W = W.T                                   # (d, N_V) = (8, 20), the paper's W_e
+
+
+@pytest.mark.parametrize("answer,ids,weight", [
+    (RIGHT, IDS, W),
+    (torch.from_numpy(RIGHT).float(), torch.from_numpy(IDS), torch.from_numpy(W).float()),
+    (RIGHT[0], IDS[0], W),                               # one sequence, (T,)
+    (RIGHT.tolist(), IDS.tolist(), W.tolist()),
+])
+def test_right_embedding_output_passes_in_any_container(answer, ids, weight):
+    fb = feedback.on_embedding_output(answer, ids, weight)
+    assert fb.ok and "matches weight[ids] * 2.828 + PE[:T]" in fb.message, fb.message
+
+
+@pytest.mark.parametrize("answer,ids", [(RIGHT, IDS), (RIGHT[:, :2], IDS[:, :2] % 8),
+                                        (W[:1] * math.sqrt(D) + table(1, D), np.array([0]))])
+def test_right_output_with_a_paper_layout_weight_passes_with_a_note(answer, ids):
+    fb = feedback.on_embedding_output(answer, ids, PAPER_W)
+    assert fb.ok and "weight.T[ids]" in fb.message and "the paper's layout" in fb.message, fb.message
 
 
 @pytest.mark.parametrize("answer,expected", [
-    (VOCAB.encode(TOKENS), None),
-    ([i + 1 for i in VOCAB.encode(TOKENS)], "one too large"),
-    (list(range(6)), "enumerate"),
-    (VOCAB.encode(TOKENS)[:5] + [99], "not in the vocabulary"),
-    (VOCAB.encode(TOKENS)[:4], "4 ids for 6 tokens"),
+    (W[IDS] + table(3, D), "not scaled"),
+    (PAPER_W[:, IDS], "expected (2, 3, 8)"),
+    (RIGHT + 1.0, "6 of 6 token vectors differ"),
 ])
-def test_encoded_ids_mistakes_are_named(answer, expected):
-    assert_verdict(feedback.on_encoded_ids(answer, TOKENS, VOCAB), expected)
+def test_paper_layout_weight_is_named_not_an_index_error(answer, expected):
+    fb = feedback.on_embedding_output(answer, IDS, PAPER_W)
+    assert not fb.ok and "d x N_V = (8, 20), the paper's layout" in fb.message, fb.message
+    assert "take column v" in fb.message and expected in fb.message, fb.message
+
+
+@pytest.mark.parametrize("ids,weight,table_,expected", [
+    (IDS, W[:10], None, "has only 10 rows"),
+    (IDS, W[0], None, "weight must be 2-D"),
+    (IDS * 1.0, W, None, "ids must be a non-empty array of integers"),
+    (-IDS, W, None, "negative id"),
+    (IDS, W, table(3, D).T, "the paper's W_p"),
+    (IDS, W, table(2, D), "has 2 rows"),
+    (IDS, W, table(5, 4), "has 4 columns"),
+    (IDS, W, np.zeros(3), "must be 2-D"),
+])
+def test_wrong_shapes_get_a_message_not_an_error(ids, weight, table_, expected):
+    assert_verdict(feedback.on_embedding_output(RIGHT, ids, weight, table=table_), expected)
+
+
+def test_embedding_output_it_cannot_diagnose_gets_the_generic_message():
+    noise = np.random.default_rng(2).normal(size=RIGHT.shape)
+    fb = feedback.on_embedding_output(noise, IDS, W)
+    assert not fb.ok and "6 of 6 token vectors differ, first at index" in fb.message, fb.message
+
+
+# chapter 2's exercise: seed 002's recipe on "the cat saw the dog"
+TOKENS = ["the", "cat", "saw", "the", "dog"]
+FIXED = Vocabulary(dict.fromkeys(TOKENS), specials=(), unk_token=None)     # the chapter's fix
+CORPUS = Vocabulary.from_corpus(TOKENS)                                    # specials first, by frequency
+SEED = [{t: i for i, t in enumerate(TOKENS)}[t] for t in TOKENS]           # [3, 1, 2, 3, 4]
+SMALL = Vocabulary.from_corpus(["the", "cat"])                             # lacks "saw" and "dog"
+
+
+@pytest.mark.parametrize("answer,vocab", [
+    ([0, 1, 2, 0, 3], FIXED),
+    (CORPUS.encode(TOKENS), CORPUS),
+    (CORPUS.encode(TOKENS), FIXED),             # a fix built with Vocabulary.from_corpus, checked against FIXED
+    ([3, 0, 1, 3, 2], FIXED),                   # sorted(set(tokens)): any numbering of the distinct tokens
+    (np.array([0, 1, 2, 0, 3]), None),
+    (torch.tensor([0, 1, 2, 0, 3]), CORPUS),
+    (Vocabulary.from_corpus(TOKENS + ["zebra"]).encode(TOKENS), Vocabulary.from_corpus(TOKENS + ["zebra"])),
+])
+def test_right_ids_pass_whatever_vocabulary_made_them(answer, vocab):
+    assert_verdict(feedback.on_encoded_ids(answer, TOKENS, vocab), None)
+
+
+@pytest.mark.parametrize("answer,vocab,expected", [
+    (SEED, FIXED, "seed 002's ids"),
+    (SEED, CORPUS, "later position winning ('the' gets 3). So id 0 is never used"),
+    (SEED, {t: i for i, t in enumerate(TOKENS)}, "past the last row of a table of the 4 distinct tokens"),
+    (list(range(5)), FIXED, "positions 0, 1, 2, ... in this sentence (enumerate)"),
+    ([1, 2, 3, 1, 4], FIXED, "one too large"),
+    ([i + 1 for i in CORPUS.encode(TOKENS)], CORPUS, "one too large"),
+    (SMALL.encode(TOKENS), SMALL, "your vocabulary lacks 'saw', 'dog', so they become <unk> (id 1)"),
+    ([0, 1, 2, 5, 3], FIXED, "'the' has ids [0, 5]"),
+    ([0, 1, 1, 0, 2], FIXED, "tokens 'cat', 'saw' share id 1"),
+    ([0, 1], FIXED, "2 ids for 5 tokens"),
+    ([0.0, 1, 2, 0, 3], FIXED, "ids must be integers"),
+])
+def test_encoded_ids_mistakes_are_named(answer, vocab, expected):
+    assert_verdict(feedback.on_encoded_ids(answer, TOKENS, vocab), expected)
+
+
+def test_vocab_encode_with_a_wrong_vocabulary_is_not_correct():
+    for vocab in (SMALL, Vocabulary.from_corpus(["the", "cat", "saw"]), Vocabulary.from_corpus(["a", "b"])):
+        fb = feedback.on_encoded_ids(vocab.encode(TOKENS), TOKENS, vocab)
+        assert not fb.ok and "your vocabulary lacks" in fb.message, fb.message
+
+
+@pytest.mark.parametrize("answer", [[[0, 1], [0, 1, 0]], [[0, 1], [2, 1, 2]], [[0, 1], [0, 1, 2]]])
+def test_ids_numbered_per_sentence_are_named(answer):
+    fb = feedback.on_encoded_ids(answer, [["the", "cat"], ["dog", "the", "dog"]], None)
+    assert not fb.ok and "ids numbered per sentence" in fb.message and "different sentences" in fb.message, fb.message
+
+
+def test_ids_for_several_sentences_pass_when_numbered_once():
+    assert feedback.on_encoded_ids([[0, 1], [2, 0, 2]], [["the", "cat"], ["dog", "the", "dog"]], None)
+
+
+@pytest.mark.parametrize("vocab,against", [(FIXED, "in your vocabulary"), (SMALL, "in order of appearance")])
+def test_ids_it_cannot_diagnose_get_the_first_mismatch(vocab, against):
+    fb = feedback.on_encoded_ids([0, 1, 2, 0, 7], TOKENS, vocab)
+    assert not fb.ok and "ids 0-3 match; token 4 ('dog') has id 3" in fb.message and against in fb.message, fb.message
+    assert str(fb).startswith("Not yet: ")

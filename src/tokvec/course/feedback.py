@@ -1,6 +1,6 @@
 """Check your own answer: feedback that says what is right, what is wrong, and the likely cause.
 
-Used in the exercises of chapters 2, 5, 6 and 8; any learner can call them in a notebook::
+Used in the exercises of chapters 2, 5, 7 and 8; any learner can call them in a notebook::
 
     from tokvec.course import feedback
     feedback.on_sinusoidal_table(my_table)          # (positions, d_model), rows are positions
@@ -53,6 +53,23 @@ def _as_array(answer, name: str) -> np.ndarray:
                         f"got {type(answer).__name__}") from None
 
 
+def _narrow_float(answer) -> tuple[float, str] | None:
+    """(machine epsilon, dtype name) of ``answer`` when its dtype is a float narrower than float64."""
+    dtype = getattr(answer, "dtype", None)
+    if dtype is None:
+        return None
+    if hasattr(answer, "detach"):                       # a torch tensor
+        import torch
+        if not dtype.is_floating_point:
+            return None
+        eps, name = float(torch.finfo(dtype).eps), str(dtype).removeprefix("torch.")
+    else:
+        if not np.issubdtype(np.dtype(dtype), np.floating):
+            return None
+        eps, name = float(np.finfo(dtype).eps), np.dtype(dtype).name
+    return (eps, name) if eps > np.finfo(np.float64).eps else None
+
+
 def _ranges(indices) -> str:
     """[0, 1, 2, 5] -> '0-2, 5'."""
     indices = sorted(int(i) for i in indices)
@@ -66,10 +83,32 @@ def _ranges(indices) -> str:
     return ", ".join(out)
 
 
-def _fit_omega(values: np.ndarray, wave, candidates: np.ndarray) -> float:
+def _fit_omega(values: np.ndarray, wave, candidates: np.ndarray) -> tuple[float, float]:
     t = np.arange(len(values))
     errors = [np.abs(wave(t * w) - values).max() for w in candidates]
     return float(candidates[int(np.argmin(errors))]), float(min(errors))
+
+
+def _float_tolerance(length: int, d_model: int, base: float, eps: float, atol: float, shift: int = 0) -> np.ndarray:
+    """Per entry, what computing the angles in a narrow float costs, and never less than ``atol``.
+
+    In a float of machine epsilon ``eps``, ``omega_i = exp(-2i ln(base) / d)`` is off by a relative
+    ``eps * (|ln omega_i| + 1)`` (the exponent is rounded twice, exp once), the angle ``t * omega_i``
+    by another half ``eps``, and sin or cos of it by about ``eps`` more: at most
+    ``eps * (t * omega_i * (|ln omega_i| + 1.5) + 1)``. The tolerance is twice that bound; the usual
+    float32 recipes reach about two thirds of the bound (1.2e-4 at 2048 x 512).
+    """
+    t = np.arange(shift, length + shift, dtype=np.float64)[:, None]
+    omega = np.repeat(base ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model), 2)[:d_model]
+    bound = eps * (t * omega * (np.abs(np.log(omega)) + 1.5) + 1.0)
+    return np.maximum(2.0 * bound, atol)
+
+
+def _element_index_table(length: int, d_model: int, base: float) -> np.ndarray:
+    """Column j is sin (j even) or cos (j odd) of ``t * base^(-j/d)``: the element index j in the exponent."""
+    t = np.arange(length, dtype=np.float64)[:, None]
+    angle = t * base ** (-np.arange(d_model, dtype=np.float64) / d_model)
+    return np.where(np.arange(d_model) % 2 == 0, np.sin(angle), np.cos(angle))
 
 
 def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> Feedback:
@@ -78,25 +117,48 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
     Column ``2i`` must be ``sin(t * omega_i)`` and column ``2i+1`` ``cos(t * omega_i)`` with
     ``omega_i = base^(-2i/d_model)``. On a mismatch the feedback names the positions that match,
     the first wrong column, and the likely cause: a transposed table (the paper's ``W_p`` is
-    ``d x l``), positions counted from 1 (the reference shifted by one position), sine and cosine
-    swapped, a column left at zero (a discarded update), or a wrong frequency (with the frequency
-    the column actually has, and which base would give it).
+    ``d x l``), positions counted from 1 (the reference shifted by one position), the element
+    index ``j`` in the exponent instead of the pair's ``2i`` (every cosine column gets the
+    frequency of the next pair's sine), sine and cosine swapped, a column left at zero (a
+    discarded update), or a wrong frequency (with the frequency the column actually has, and
+    which base would give it).
+
+    A float32 (or narrower) table is allowed the error of computing its angles in that float,
+    which grows with the position (about 1e-4 at position 2048); the verdict says so.
     """
+    narrow = _narrow_float(table)
+    eps = None if narrow is None else narrow[0]
     A = _as_array(table, "table")
     if A.ndim != 2 or 0 in A.shape:
         return Feedback(False, f"the table must be 2-D (positions, d_model), got shape {A.shape}")
     L, d = A.shape
+    tol = np.full((L, d), float(atol)) if eps is None else _float_tolerance(L, d, base, eps, atol)
+
+    def close(candidate, tolerance=tol):
+        return candidate.shape == A.shape and bool(np.all(np.abs(A - candidate) <= tolerance))
+
     ref = sinusoidal_table_numpy(L, d, base)
-    if np.allclose(A, ref, rtol=0, atol=atol):
-        return Feedback(True, f"all {L} positions x {d} columns match the reference (base {base:g}) to {atol:g}")
-    if d != L and d > 1 and np.allclose(A.T, sinusoidal_table_numpy(d, L, base), rtol=0, atol=atol):
-        return Feedback(False, f"this is the table transposed: shape {A.shape} holds the paper's W_p "
-                               f"(d_e x l_max); rows must be positions, so use table.T (shape {(d, L)})")
-    if np.allclose(A, sinusoidal_table_numpy(L + 1, d, base)[1:], rtol=0, atol=atol):
+    if close(ref):
+        worst = float(np.abs(A - ref).max())
+        if worst <= atol:
+            return Feedback(True, f"all {L} positions x {d} columns match the reference (base {base:g}) to {atol:g}")
+        t_worst = int(np.unravel_index(np.argmax(np.abs(A - ref)), A.shape)[0])
+        name = narrow[1]
+        return Feedback(True, f"all {L} positions x {d} columns match the reference (base {base:g}) within {name} "
+                              f"rounding: the largest difference, {worst:.2g} at position {t_worst}, is what angles "
+                              f"t * omega computed in {name} cost there (allowed here: up to {float(tol.max()):.2g}, "
+                              f"growing with t); a table computed in float64 and rounded once is within {eps / 4:.1g}")
+    if d != L and d > 1:
+        tol_t = np.full((d, L), float(atol)) if eps is None else _float_tolerance(d, L, base, eps, atol)
+        if np.all(np.abs(A.T - sinusoidal_table_numpy(d, L, base)) <= tol_t):
+            return Feedback(False, f"this is the table transposed: shape {A.shape} holds the paper's W_p "
+                                   f"(d_e x l_max); rows must be positions, so use table.T (shape {(d, L)})")
+    tol_1 = tol if eps is None else _float_tolerance(L, d, base, eps, atol, shift=1)
+    if close(sinusoidal_table_numpy(L + 1, d, base)[1:], tol_1):
         return Feedback(False, f"positions are counted from 1: your table is the reference shifted by one "
                                f"position (row t holds position t + 1, so position 0, every sine 0 and every "
                                f"cosine 1, is missing); count from 0: range({L}), not range(1, {L + 1})")
-    wrong = ~np.isclose(A, ref, rtol=0, atol=atol)
+    wrong = np.abs(A - ref) > tol
     bad_rows, bad_cols = np.nonzero(wrong.any(axis=1))[0], np.nonzero(wrong.any(axis=0))[0]
     good_rows = _ranges(sorted(set(range(L)) - set(bad_rows.tolist())))
     col = int(bad_cols[0])
@@ -105,14 +167,23 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
                f"your table matches the reference for positions {good_rows} (of 0-{L - 1})")
     head = f"{matches}; column {col} ({'sin' if is_sin else 'cos'} of pair i = {pair}) is wrong " \
            f"from position {int(np.nonzero(wrong[:, col])[0][0])}"
+    if d > 1:
+        for b in dict.fromkeys([base, 10000.0, 1000.0, float(L), float(d)]):
+            if b > 1 and close(_element_index_table(L, d, b)):
+                other_base = "" if b == base else f"; it also uses base {b:g} instead of {base:g}"
+                return Feedback(False, f"{head}: the exponent uses the element index j instead of the pair index "
+                                       f"2i. Each cosine column j = 2i+1 gets omega = base^(-(2i+1)/d), not its "
+                                       f"sine's base^(-2i/d), so sine and cosine of a pair have different "
+                                       f"frequencies (sin^2 + cos^2 != 1): use 2i = j - j % 2, e.g. "
+                                       f"arange(0, d, 2), for both columns of a pair{other_base}")
     values = A[:, col]
     omega = base ** (-2 * pair / d)
     t = np.arange(L)
-    if np.allclose(values, 0.0, atol=atol):
+    if np.all(np.abs(values) <= tol[:, col]):
         return Feedback(False, f"{head}: it is all zeros. Was the update discarded? (JAX's "
                                f"pe.at[...].set(...) returns a new array that must be kept: pe = pe.at[...].set(...))")
     other = np.cos if is_sin else np.sin
-    if np.allclose(values, other(t * omega), atol=atol):
+    if np.all(np.abs(values - other(t * omega)) <= tol[:, col]):
         return Feedback(False, f"{head}: it holds the {'cos' if is_sin else 'sin'} of the right angle. Sine and "
                                f"cosine are swapped: even columns 0::2 are sin, odd columns 1::2 are cos")
     if L >= 3:
@@ -121,7 +192,7 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
                                                [b ** (-2 * k / d) for b in (10.0, 100.0, 1000.0, 10000.0, 100000.0, L)
                                                 for k in range(pair - 1, pair + 2) if k >= 0]]))
         fitted, err = _fit_omega(values, wave, candidates)
-        if err <= 1e-3 and not math.isclose(fitted, omega, rel_tol=1e-6):
+        if err <= max(1e-3, float(tol[:, col].max())) and not math.isclose(fitted, omega, rel_tol=1e-6):
             hint = ""
             if pair > 0:
                 implied = fitted ** (-d / (2 * pair))
@@ -135,27 +206,70 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
 
 
 def on_embedding_output(output, ids, weight, *, table=None, scale: float | None = None,
-                     atol: float = 1e-5) -> Feedback:
+                        atol: float = 1e-5) -> Feedback:
     """Check an input layer's output ``weight[ids] * scale + table[:T]`` for ids ``(T,)`` or ``(B, T)``.
 
     ``weight`` is ``(N_V, d)``; ``table`` defaults to the sinusoidal table and ``scale`` to
     ``sqrt(d)``. Diagnoses a missing scale, missing positions, positions shifted by one, and
-    a (B, T) batch flattened or transposed.
+    a (B, T) batch flattened or transposed. A weight in the paper's ``(d, N_V)`` layout (``W_e``,
+    one column per token) is named as such and read as ``weight.T``; ids, weights and tables of
+    any other wrong shape get a message instead of an error.
     """
     out, W = _as_array(output, "output"), _as_array(weight, "weight")
     ids = np.asarray(ids.cpu() if hasattr(ids, "cpu") else ids)
+    if ids.ndim not in (1, 2) or ids.size == 0 or not np.issubdtype(ids.dtype, np.integer):
+        return Feedback(False, f"ids must be a non-empty array of integers of shape (T,) or (B, T), "
+                               f"got shape {ids.shape} of {ids.dtype}")
+    if W.ndim != 2 or 0 in W.shape:
+        return Feedback(False, f"weight must be 2-D, (N_V, d): one row per token, got shape {W.shape}")
+    if ids.min() < 0:
+        return Feedback(False, f"the ids include {int(ids.min())}: ids are rows 0 .. N_V - 1, and a negative "
+                               f"id would silently wrap around to the last rows")
+    top, (rows, cols) = int(ids.max()), W.shape
+    # the paper's W_e is d x N_V (token v is column v); frameworks store weight = W_e^T, N_V x d
+    paper = (top >= rows and top < cols) or (
+        rows != cols and top < cols and out.ndim >= 1 and out.shape[-1] == rows != cols)
+    note = ""
+    if paper:
+        note = (f"your weight is d x N_V = {W.shape}, the paper's layout W_e (token v is column v): "
+                f"take column v, weight[:, v], or transpose it, weight.T[ids]")
+        W = W.T
+    elif top >= rows:
+        return Feedback(False, f"the ids go up to {top}, but weight {W.shape} has only {rows} rows (and "
+                               f"{cols} columns): weight must be (N_V, d) with a row for every id, 0 .. N_V - 1")
     T, d = ids.shape[-1], W.shape[1]
-    P = sinusoidal_table_numpy(T + 1, d) if table is None else _as_array(table, "table")
+    if table is None:
+        P = sinusoidal_table_numpy(T + 1, d)
+    else:
+        P = _as_array(table, "table")
+        if P.ndim != 2:
+            return Feedback(False, f"the positional table must be 2-D, (l_max, d): one row per position, "
+                                   f"got shape {P.shape}")
+        if P.shape[1] != d and P.shape[0] == d and P.shape[1] >= T:
+            return Feedback(False, f"the positional table is {P.shape} = (d, l_max), the paper's W_p (position t "
+                                   f"is column t): rows must be positions, so pass table.T")
+        if P.shape[1] != d:
+            return Feedback(False, f"the positional table has {P.shape[1]} columns, but the token vectors have "
+                                   f"d = {d}: it must be (l_max, d), got {P.shape}")
+        if P.shape[0] < T:
+            return Feedback(False, f"the positional table has {P.shape[0]} rows (positions 0-{P.shape[0] - 1}), "
+                                   f"but the ids have T = {T} positions: build a table of at least {T} rows")
     s = math.sqrt(d) if scale is None else scale
     expected = W[ids] * s + P[:T]
+    name = "weight.T" if paper else "weight"
+
+    def verdict(ok: bool, message: str) -> Feedback:
+        return Feedback(ok, f"{message}; note: {note}" if ok and note else
+                        f"{note}. Compared with {name}: {message}" if note else message)
+
     if out.shape != expected.shape:
         hint = " (for ids of shape (B, T) the output is (B, T, d))" if ids.ndim == 2 else ""
         same_axes = out.ndim == expected.ndim and sorted(out.shape) == sorted(expected.shape)
         if out.shape == expected.shape[::-1] or same_axes:
             hint = " (the axes are in the wrong order: rows are tokens, columns are features)"
-        return Feedback(False, f"the output has shape {out.shape}, expected {expected.shape}{hint}")
+        return verdict(False, f"the output has shape {out.shape}, expected {expected.shape}{hint}")
     if np.allclose(out, expected, rtol=0, atol=atol):
-        return Feedback(True, f"output {out.shape} matches weight[ids] * {s:.4g} + PE[:T] to {atol:g}")
+        return verdict(True, f"output {out.shape} matches {name}[ids] * {s:.4g} + PE[:T] to {atol:g}")
     causes = [("the token vectors are not scaled: multiply by sqrt(d_model) = " f"{s:.4g}", W[ids] + P[:T]),
               ("the positional table is missing: add PE[:T]", W[ids] * s),
               ("positions are shifted by one: position t must use row t of the table, starting at 0",
@@ -164,34 +278,170 @@ def on_embedding_output(output, ids, weight, *, table=None, scale: float | None 
                (W[ids] + P[:T]) * s)]
     for cause, candidate in causes:
         if candidate is not None and candidate.shape == out.shape and np.allclose(out, candidate, rtol=0, atol=atol):
-            return Feedback(False, cause)
+            return verdict(False, cause)
     wrong = ~np.isclose(out, expected, rtol=0, atol=atol).all(axis=-1)
     where = [tuple(int(i) for i in w) for w in np.argwhere(wrong)[:3]]
-    return Feedback(False, f"{int(wrong.sum())} of {wrong.size} token vectors differ, first at index {where}; "
-                           f"the largest difference is {float(np.abs(out - expected).max()):.3g}")
+    return verdict(False, f"{int(wrong.sum())} of {wrong.size} token vectors differ, first at index {where}; "
+                          f"the largest difference is {float(np.abs(out - expected).max()):.3g}")
 
 
-def on_encoded_ids(answer, tokens, vocab) -> Feedback:
-    """Check token ids ``answer`` for ``tokens`` against a :class:`tokvec.vocab.Vocabulary`.
+def _names(tokens) -> str:
+    shown = ", ".join(repr(t) for t in tokens[:3])
+    return shown + (f" and {len(tokens) - 3} more" if len(tokens) > 3 else "")
 
-    Diagnoses a different length, unknown tokens not mapped to ``<unk>``, ids off by one,
-    and ids counted per sentence (``enumerate``) rather than looked up in the vocabulary.
+
+def _vocab_ids(vocab, tokens: list, distinct: list) -> tuple[list | None, str | None]:
+    """(the ids ``vocab`` gives ``tokens``, or None; what keeps it from being the exercise's vocabulary, or None).
+
+    The exercise's vocabulary holds every distinct token of the sentence, each at its own id, and
+    nothing else is required of it: specials, extra tokens and any order are fine.
     """
-    expected = vocab.encode(tokens)
+    if vocab is None:
+        return None, None
+    if hasattr(vocab, "encode"):                         # a tokvec Vocabulary
+        missing = [t for t in distinct if t not in vocab]
+        try:
+            got = [int(i) for i in vocab.encode(tokens)]
+        except KeyError:                                # a closed vocabulary: an unknown token raises
+            got = None
+        if not missing:
+            return got, None
+        unk = getattr(vocab, "unk_token", None)
+        fate = (f"so {'it becomes' if len(missing) == 1 else 'they become'} {unk} (id {vocab.unk_id})"
+                if unk is not None else "so encoding the sentence raises")
+        return got, (f"your vocabulary lacks {_names(missing)}, {fate}; the exercise's vocabulary holds every "
+                     f"distinct token of the sentence: Vocabulary(dict.fromkeys(tokens), specials=(), "
+                     f"unk_token=None) or Vocabulary.from_corpus(tokens)")
+    if hasattr(vocab, "keys") and hasattr(vocab, "values"):  # a dict, token -> id
+        missing = [t for t in distinct if t not in vocab]
+        got = None if missing else [vocab[t] for t in tokens]
+        values = list(vocab.values())
+        if missing:
+            return got, f"your mapping lacks {_names(missing)}: it needs an id for every distinct token"
+        if sorted(values) != list(range(len(values))):
+            return got, (f"your mapping has {len(values)} entries, so a table of {len(values)} rows, but its ids "
+                         f"are {sorted(values)}, not 0-{len(values) - 1}: every id must be a row of the table")
+        return got, None
+    raise TypeError(f"vocab must be a tokvec Vocabulary or a dict from tokens to ids, got {type(vocab).__name__}")
+
+
+def on_encoded_ids(answer, tokens, vocab=None) -> Feedback:
+    """Check token ids ``answer`` for ``tokens`` (chapter 2's exercise on seed 002's ``enumerate``).
+
+    The ids are judged against the exercise's intended vocabulary, not only against ``vocab``:
+    right ids give every distinct token of ``tokens`` its own id, the same id wherever it occurs,
+    and the ids are rows of the table, that is the distinct tokens numbered 0 .. k-1 in any order,
+    or the ids of ``vocab`` when it holds every distinct token, or of
+    ``Vocabulary.from_corpus(tokens)`` (the specials first). ``vocab`` may be a
+    :class:`tokvec.vocab.Vocabulary`, a dict from tokens to ids, or None.
+
+    ``tokens`` may also be a list of sentences (lists of tokens), with ``answer`` a list of id
+    lists. Diagnoses seed 002's recipe (ids from positions, the later occurrence of a repeated
+    word winning), ids that are positions, ids numbered per sentence, ids one too large, a
+    vocabulary that lacks some of the tokens, a word with two ids and two words with one id;
+    anything else gets the first id that differs.
+    """
+    from tokvec.vocab import Vocabulary
+
+    sentences = [list(tokens)]
+    if tokens and all(isinstance(s, (list, tuple)) for s in tokens):
+        sentences = [list(s) for s in tokens]
+        answer = list(answer.tolist() if hasattr(answer, "tolist") else answer)
+        lengths = [len(a) if isinstance(a, (list, tuple)) or hasattr(a, "tolist") else None for a in answer]
+        if lengths != [len(s) for s in sentences]:
+            return Feedback(False, f"for {len(sentences)} sentences of {[len(s) for s in sentences]} tokens give "
+                                   f"one list of ids per sentence, one id per token; got lengths {lengths}")
+        answer = [i for a in answer for i in (a.tolist() if hasattr(a, "tolist") else a)]
+    flat = [t for s in sentences for t in s]
     got = list(answer.tolist() if hasattr(answer, "tolist") else answer)
-    if got == expected:
-        return Feedback(True, f"all {len(expected)} ids match the vocabulary")
-    if len(got) != len(expected):
-        return Feedback(False, f"{len(got)} ids for {len(tokens)} tokens: one id per token")
-    if all(isinstance(g, int) and g == e + 1 for g, e in zip(got, expected)):
-        return Feedback(False, "every id is one too large: ids are 0-based row numbers")
-    if got == list(range(len(tokens))):
+    if len(got) != len(flat):
+        return Feedback(False, f"{len(got)} ids for {len(flat)} tokens: one id per token")
+    bad = next((k for k, g in enumerate(got) if not isinstance(g, (int, np.integer)) or isinstance(g, bool)), None)
+    if bad is not None:
+        return Feedback(False, f"ids must be integers: token {bad} ({flat[bad]!r}) has {got[bad]!r}")
+    got = [int(g) for g in got]
+    distinct = list(dict.fromkeys(flat))
+    k = len(distinct)
+    vocab_ids, vocab_problem = _vocab_ids(vocab, flat, distinct)
+    first = {t: i for i, t in enumerate(distinct)}
+    dense = [first[t] for t in flat]                     # the chapter's fix: distinct tokens, first seen first
+    corpus_ids = Vocabulary.from_corpus(flat).encode(flat) if flat else []
+
+    ids_of, tokens_of = {}, {}
+    for t, g in zip(flat, got):
+        ids_of.setdefault(t, []).append(g)
+        tokens_of.setdefault(g, [])
+        if t not in tokens_of[g]:
+            tokens_of[g].append(t)
+    two_ids = [t for t in distinct if len(set(ids_of[t])) > 1]
+    one_id = [g for g, ts in tokens_of.items() if len(ts) > 1]
+    if not two_ids and not one_id:                       # one id per word, one word per id
+        if vocab_problem is None and got == vocab_ids:
+            return Feedback(True, f"all {len(got)} ids match the vocabulary")
+        if sorted(set(got)) == list(range(k)):
+            other = "" if vocab_ids is None or vocab_problem else (
+                " (in another order than your vocabulary's: fine, as long as the table and the ids use one "
+                "numbering)")
+            return Feedback(True, f"the {len(got)} ids number the {k} distinct tokens 0-{k - 1}, one id per "
+                                  f"word{other}")
+        if got == corpus_ids:
+            return Feedback(True, f"all {len(got)} ids match Vocabulary.from_corpus(tokens): the specials "
+                                  f"first, then the {k} distinct tokens by frequency")
+
+    def per_sentence(recipe) -> bool:
+        start, out = 0, True
+        for s in sentences:
+            out &= got[start:start + len(s)] == recipe(s)
+            start += len(s)
+        return out
+
+    def positions(s):
+        return list(range(len(s)))
+
+    def seed_recipe(s):
+        last = {t: i for i, t in enumerate(s)}           # seed 002: {token: idx for idx, token in enumerate(s)}
+        return [last[t] for t in s]
+
+    def dedup(s):
+        ids = {t: i for i, t in enumerate(dict.fromkeys(s))}
+        return [ids[t] for t in s]
+
+    if len(sentences) > 1 and two_ids and any(per_sentence(r) for r in (positions, seed_recipe, dedup)):
+        t = two_ids[0]
+        return Feedback(False, f"ids numbered per sentence (enumerate): the same word gets different ids in "
+                               f"different sentences ({t!r} has ids {sorted(set(ids_of[t]))}); number the distinct "
+                               f"tokens of the whole corpus once, e.g. with Vocabulary.from_corpus, and look every "
+                               f"sentence up in it")
+    if got == list(range(len(flat))):
         return Feedback(False, "the ids are positions 0, 1, 2, ... in this sentence (enumerate), not the "
                                "tokens' rows in the vocabulary: a repeated word must get the same id")
-    i = next(k for k, (g, e) in enumerate(zip(got, expected)) if g != e)
-    unk = vocab.encode(["<unk>"])[0] if "<unk>" in vocab else None
-    if expected[i] == unk:
-        return Feedback(False, f"token {i} ({tokens[i]!r}) is not in the vocabulary, so its id is {unk} "
-                               f"(<unk>); you gave {got[i]!r}")
-    return Feedback(False, f"ids 0-{i - 1} match; token {i} ({tokens[i]!r}) has id {expected[i]}, you gave {got[i]!r}"
-                    if i else f"token 0 ({tokens[0]!r}) has id {expected[0]}, you gave {got[0]!r}")
+    if per_sentence(seed_recipe):
+        t = next(t for t in distinct if flat.count(t) > 1)
+        unused = sorted(set(range(k)) - set(got))
+        return Feedback(False, f"these are seed 002's ids, {{token: idx for idx, token in enumerate(tokens)}}: ids "
+                               f"are positions, and a repeated word is numbered again, its later position winning "
+                               f"({t!r} gets {got[flat.index(t)]}). So id{'s' if len(unused) > 1 else ''} "
+                               f"{_ranges(unused)} {'are' if len(unused) > 1 else 'is'} never used and the largest "
+                               f"id, {max(got)}, is past the last row of a table of the {k} distinct tokens "
+                               f"(rows 0-{k - 1}): number the distinct tokens, dict.fromkeys(tokens), or use "
+                               f"Vocabulary")
+    for ref in (dense, vocab_ids if vocab_problem is None else None, corpus_ids):
+        if ref is not None and got == [e + 1 for e in ref]:
+            return Feedback(False, "every id is one too large: ids are 0-based row numbers")
+    if vocab_problem is not None and vocab_ids is not None and got == vocab_ids:
+        return Feedback(False, f"these are your vocabulary's ids, but {vocab_problem}")
+    if two_ids:
+        t = two_ids[0]
+        where = [i for i, u in enumerate(flat) if u == t]
+        return Feedback(False, f"{t!r} has ids {sorted(set(ids_of[t]))} (at positions {where}): a repeated word "
+                               f"must get the same id, the row of its one vector")
+    if one_id:
+        g = one_id[0]
+        return Feedback(False, f"tokens {_names(tokens_of[g])} share id {g}: different tokens need different ids, "
+                               f"each its own row" + (f" ({vocab_problem})" if vocab_problem else ""))
+    expected = vocab_ids if vocab_ids is not None and vocab_problem is None else dense
+    i = next(j for j, (g, e) in enumerate(zip(got, expected)) if g != e)
+    against = "your vocabulary" if expected is vocab_ids else "the distinct tokens numbered in order of appearance"
+    matched = f"ids {_ranges(range(i))} match; " if i else ""
+    return Feedback(False, f"{matched}token {i} ({flat[i]!r}) has id {expected[i]} in {against}, you gave {got[i]}"
+                           + (f"; {vocab_problem}" if vocab_problem else ""))
