@@ -7,7 +7,7 @@
 #   make serve  preview the built site on http://localhost:8000
 #   make clean  remove build outputs (keeps .venv; 'make distclean' removes it too)
 #   make outputs  re-run every notebook top to bottom in a fresh kernel and store its outputs
-#   make student  write student notebooks (solutions replaced by TODO cells) to _build/student
+#   make student  write student notebooks in plain Jupyter Markdown (solutions replaced by TODO cells) to _build/student
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
