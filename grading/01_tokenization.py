@@ -1,0 +1,69 @@
+"""Tests of chapter 1's exercises (tokvec.course.grading reads this file; see its docstring).
+
+Each section's visible tests go into the student notebook under the exercise; the hidden ones
+only into the grader's copy. The names the tests use are the student's (``defines``) and the
+chapter's own (``bpe``, ``corpus``, ``new_sentence``...).
+"""
+# ruff: noqa: F821 (the names are defined by the notebook the tests run in)
+
+# %% tok-ex-lowercase | points: 1 | defines: lower_bpe, cased_tokens, lower_tokens
+with check("lower_bpe is a BPE trained with lowercase=True and 400 tokens"):
+    assert isinstance(lower_bpe, BPE) and lower_bpe.lowercase
+    assert len(lower_bpe.vocab) == 400, f"{len(lower_bpe.vocab)} tokens, not 400"
+with check("cased_tokens and lower_tokens tokenize new_sentence with bpe and lower_bpe"):
+    assert cased_tokens == bpe.tokenize(new_sentence)
+    assert lower_tokens == lower_bpe.tokenize(new_sentence)
+with check("the lowercased tokens are fewer"):
+    assert len(lower_tokens) < len(cased_tokens)
+# %% hidden
+with check("lower_bpe is the chapter's training, lowercased"):
+    assert lower_bpe.merges == BPE.train(corpus, vocab_size=400, lowercase=True).merges
+with check("lower_bpe folds case on other text too"):
+    assert lower_bpe.tokenize("THE KIND WALKER") == lower_bpe.tokenize("the kind walker")
+
+# %% tok-ex-spot-merge | points: 2 | defines: symbols
+with check("symbols is a list of strings"):
+    assert isinstance(symbols, list) and all(isinstance(s, str) and s for s in symbols)
+with check("on symbols, merge_pair_replace and merge_pair disagree for some pair"):
+    pieces = {s[i:j] for s in symbols for i in range(len(s)) for j in range(i + 1, len(s) + 1)}
+    assert any(merge_pair_replace(symbols, (a, b)) != merge_pair(symbols, (a, b))
+               for a in pieces for b in pieces), "find symbols where the two differ"
+# %% hidden
+with check("the disagreement needs a symbol of more than one character"):
+    assert any(len(s) > 1 for s in symbols)
+with check("merge_pair is still right on symbols: it merges only whole adjacent symbols"):
+    for a in pieces:
+        for b in pieces:
+            merged = merge_pair(symbols, (a, b))
+            assert "".join(merged) == "".join(symbols)
+
+# %% tok-ex-unk | points: 1 | defines: unseen
+with check("unseen is a sorted list of characters"):
+    assert isinstance(unseen, list) and unseen == sorted(unseen)
+    assert all(isinstance(c, str) and len(c) == 1 for c in unseen)
+with check("none of them is in bpe's alphabet"):
+    assert not set(unseen) & set(bpe.alphabet)
+# %% hidden
+with check("the emoji and the CJK characters of the sample are among them"):
+    assert {"\U0001F600", "東", "京"} <= set(unseen)
+
+# %% tok-ex-wordpiece | points: 3 | defines: greedy_tokenize, differ
+with check("greedy_tokenize takes the longest known prefix first"):
+    assert greedy_tokenize("abcd", {"a", "ab", "abc", "b", "c", "d"}) == ["abc", "d"]
+with check("it falls back to one character when no longer prefix is known"):
+    assert greedy_tokenize("xyz", {"y"}) == ["x", "y", "z"]
+with check("differ lists corpus words where greedy and BPE disagree"):
+    assert differ, "find at least one word"
+    vocab_set = set(bpe.vocab)
+    assert all(greedy_tokenize(w, vocab_set) != bpe.tokenize_word(w) for w in differ)
+# %% hidden
+with check("greedy_tokenize spells the word back"):
+    vocab_set = set(bpe.vocab)
+    for w in ["unkindness", "rediscovered", "walkers", "q"]:
+        assert "".join(greedy_tokenize(w, vocab_set)) == w
+with check("and uses only known pieces, or single characters"):
+    for w in ["unkindness", "rediscovered"]:
+        assert all(p in vocab_set or len(p) == 1 for p in greedy_tokenize(w, vocab_set))
+with check("differ holds every such word of the corpus"):
+    words = sorted(set(pretokenize(normalize(corpus))))
+    assert set(differ) == {w for w in words if greedy_tokenize(w, vocab_set) != bpe.tokenize_word(w)}

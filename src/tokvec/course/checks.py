@@ -1,0 +1,99 @@
+"""The tests under each exercise of the student notebooks: they report, they never raise.
+
+Each code exercise of the student handout (``student/``) is followed by a locked test cell::
+
+    from tokvec.course.checks import Checks
+
+    check = Checks("Exercise 3.2")
+    with check("a table of shape (N_V, d)"):
+        assert table.shape == (N_V, d)
+    check.report()
+
+Every ``with check(...)`` block is one test. It passes when the block runs to its end; an
+``AssertionError`` or any other exception fails it and the cell goes on to the next test, so a
+student sees every result at once, in any Jupyter, and "Run all" never stops here. A name the
+answer has not defined yet (``NameError``) reads "not done yet". ``report`` prints the count.
+
+Grading adds hidden tests to the same cell (``tokvec.course.grading`` puts them between
+nbgrader's ``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``, which the handout does not
+contain) and ends them with :meth:`Checks.require`, the one call that raises: the grader's cell
+fails, and scores zero, unless every visible and hidden test passed.
+"""
+
+from __future__ import annotations
+
+import traceback
+
+__all__ = ["Checks"]
+
+PASS, FAIL = "\u2713", "\u2717"
+
+
+class _Test:
+    def __init__(self, checks: Checks, what: str):
+        self.checks, self.what = checks, what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if kind is None:
+            self.checks._record(self.what, None)
+            return False
+        if not issubclass(kind, Exception):         # KeyboardInterrupt, SystemExit: let them stop
+            return False
+        if isinstance(error, NameError):
+            reason = f"not done yet ({error}): run your answer's cell first"
+        elif isinstance(error, AssertionError):
+            reason = str(error) or "the assertion above does not hold"
+            line = traceback.extract_tb(tb)[-1].line if tb is not None else ""
+            if not str(error) and line:
+                reason = f"this does not hold: {line}"
+        else:
+            reason = f"{kind.__name__}: {error}"
+        self.checks._record(self.what, reason)
+        return True                                 # the next test still runs
+
+
+class Checks:
+    """A named group of tests, one per ``with check("what it tests"):`` block."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.results: list[tuple[str, str | None, bool]] = []
+        self._hidden = False
+
+    def __call__(self, what: str) -> _Test:
+        if not isinstance(what, str) or not what:
+            raise TypeError(f"check(...) takes a non-empty description of the test, got {what!r}")
+        return _Test(self, what)
+
+    def _record(self, what: str, reason: str | None) -> None:
+        self.results.append((what, reason, self._hidden))
+        tag = " (hidden test)" if self._hidden else ""
+        print(f"{PASS if reason is None else FAIL} {what}{tag}" + ("" if reason is None else f": {reason}"))
+
+    def hidden(self) -> None:
+        """From here on the tests are the grader's (printed as "hidden test")."""
+        self._hidden = True
+
+    @property
+    def failed(self) -> list[str]:
+        return [what for what, reason, _ in self.results if reason is not None]
+
+    def report(self) -> None:
+        done = len(self.results) - len(self.failed)
+        if not self.results:
+            print(f"{self.name}: no test ran.")
+        elif not self.failed:
+            print(f"{self.name}: all {len(self.results)} tests pass.")
+        else:
+            print(f"{self.name}: {done} of {len(self.results)} tests pass; the ones marked {FAIL} say what to fix.")
+
+    def require(self) -> None:
+        """Raise ``AssertionError`` unless at least one test ran and every one passed (grading only)."""
+        if not self.results:
+            raise AssertionError(f"{self.name}: no test ran")
+        if self.failed:
+            raise AssertionError(f"{self.name}: {len(self.failed)} of {len(self.results)} tests fail: "
+                                 + "; ".join(self.failed))

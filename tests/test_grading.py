@@ -1,0 +1,289 @@
+"""Autograded exercises (nbgrader): the test files, the cells they become, the handout, the grades.
+
+The slow test grades every chapter twice, as ``python -m tokvec.course.grading verify`` does:
+the handout answered with the chapter's own solutions must score every point, and the handout
+as handed out must score zero, run top to bottom without an error outside the test cells, and
+print "not done yet" in every TODO cell. The small tests use a two-exercise chapter of their own.
+"""
+
+import csv
+import json
+import linecache
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tokvec.course.checks import Checks
+from tokvec.course.grading import (
+    CODE_STUB,
+    grade,
+    graded_cells,
+    main,
+    read_tests,
+    release,
+    solved,
+    source_notebooks,
+    verify,
+)
+from tokvec.course.student import TODO_TAG
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+
+
+# --- Checks: what a student sees ------------------------------------------------------------
+
+def test_checks_report_every_test_and_never_raise(capsys):
+    # run as a notebook cell runs (exec), so that pytest does not rewrite the asserts
+    cell = """
+check = Checks("Exercise 9.9")
+with check("passes"):
+    assert 1 + 1 == 2
+with check("fails with a message"):
+    assert False, "the table has 3 rows, not 4"
+with check("fails without one"):
+    assert 2 < 1
+with check("an answer not written yet"):
+    undefined_answer_name
+with check("an answer that crashes"):
+    [][1]
+"""
+    namespace = {"Checks": Checks}
+    linecache.cache["<cell>"] = (len(cell), None, cell.splitlines(True), "<cell>")  # as IPython does
+    exec(compile(cell, "<cell>", "exec"), namespace)
+    check = namespace["check"]
+    check.report()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "\u2713 passes"
+    assert out[1] == "\u2717 fails with a message: the table has 3 rows, not 4"
+    assert out[2] == "\u2717 fails without one: this does not hold: assert 2 < 1"
+    assert out[3].startswith("\u2717 an answer not written yet: not done yet (name 'undefined_answer_name'")
+    assert out[4] == "\u2717 an answer that crashes: IndexError: list index out of range"
+    assert out[5] == "Exercise 9.9: 1 of 5 tests pass; the ones marked \u2717 say what to fix."
+    assert check.failed == ["fails with a message", "fails without one", "an answer not written yet",
+                            "an answer that crashes"]
+    with pytest.raises(AssertionError, match=r"Exercise 9.9: 4 of 5 tests fail: fails with a message;"):
+        check.require()
+
+
+def test_checks_require_passes_only_when_every_test_ran_and_passed(capsys):
+    check = Checks("E")
+    with pytest.raises(AssertionError, match="no test ran"):
+        check.require()
+    with check("visible"):
+        pass
+    check.hidden()
+    with check("held out"):
+        pass
+    check.report()
+    check.require()
+    assert capsys.readouterr().out.splitlines() == ["\u2713 visible", "\u2713 held out (hidden test)",
+                                                    "E: all 2 tests pass."]
+
+
+def test_checks_let_an_interrupt_through():
+    check = Checks("E")
+    with pytest.raises(KeyboardInterrupt), check("interrupted"):
+        raise KeyboardInterrupt
+    with pytest.raises(TypeError, match="non-empty description"):
+        check("")
+
+
+# --- the test files ------------------------------------------------------------------------
+
+def _write(tmp_path, text, name="t.py"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_read_tests_parses_sections(tmp_path):
+    path = _write(tmp_path, '"""doc"""\n# %% ex-a | points: 2 | defines: f, g\nwith check("f"):\n'
+                            '    assert f(1) == 2\n# %% hidden\nwith check("g"):\n    assert g\n\n'
+                            '# %% ex-b | points: 0.5\nwith check("b"):\n    assert b\n')
+    tests = read_tests(path)
+    assert list(tests) == ["ex-a", "ex-b"]
+    a, b = tests["ex-a"], tests["ex-b"]
+    assert (a.points, a.defines, b.points, b.defines, b.hidden) == (2, ["f", "g"], 0.5, [], "")
+    assert a.visible == 'with check("f"):\n    assert f(1) == 2'
+    assert a.hidden.strip() == 'with check("g"):\n    assert g'
+    assert a.where == f"{path}:2"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('# %% ex | defines: f\nwith check("x"):\n    pass\n', r"t.py:1: exercise 'ex' needs '\| points: N'"),
+    ('# %% ex | points: 0\nwith check("x"):\n    pass\n', "points must be positive, got 0.0"),
+    ('# %% ex | points: 1 | pts: 2\nwith check("x"):\n    pass\n', r"unknown option 'pts: 2'"),
+    ('# %% ex | points: 1\nassert f\n', "has no visible test"),
+    ('# %% hidden\nwith check("x"):\n    pass\n', "t.py:1: '# %% hidden' must follow"),
+    ('# %% ex | points: 1\nwith check("x"):\n    pass\n# %% ex | points: 1\nwith check("y"):\n    pass\n',
+     r"t.py:4: exercise 'ex' is tested twice"),
+])
+def test_read_tests_names_the_file_line_and_fix(tmp_path, text, message):
+    with pytest.raises(ValueError, match=message):
+        read_tests(_write(tmp_path, text))
+
+
+def test_every_code_exercise_of_every_chapter_has_tests():
+    notebooks = source_notebooks(ROOT / "chapters", ROOT / "grading")   # raises if one lacks tests
+    assert list(notebooks) == [p.stem for p in CHAPTERS]
+    for stem, nb in notebooks.items():
+        spec = read_tests(ROOT / "grading" / f"{stem}.py")
+        solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+        tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+        assert [c.metadata.nbgrader.grade_id for c in solutions] == list(spec), stem
+        assert [c.metadata.nbgrader.grade_id for c in tests] == [f"{label}-tests" for label in spec], stem
+        assert all(exercise.hidden.strip() for exercise in spec.values()), f"{stem}: an exercise has no hidden test"
+
+
+# --- a chapter of our own: two exercises ----------------------------------------------------
+
+def _chapter(tmp_path):
+    chapters, tests = tmp_path / "chapters", tmp_path / "grading"
+    chapters.mkdir()
+    tests.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[
+        md("# Tiny\n\nSome text."),
+        code("base = 10"),
+        md("```{exercise}\n:label: tiny-ex-add\nWrite `add(a, b)`.\n```\n\n```{solution-start} tiny-ex-add\n"
+           ":class: dropdown\n```"),
+        code("import math\n\ndef add(a, b):\n    return a + b"),
+        md("```{solution-end}\n```\n\n```{exercise}\n:label: tiny-ex-scale\nSet `scaled = 3 * base`; say why."
+           "\n```\n\n```{solution-start} tiny-ex-scale\n:class: dropdown\n```"),
+        code("scaled = 3 * base"),
+        md("Because three times.\n\n```{solution-end}\n```"),
+        code("print('after the exercises', base)"),
+    ])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, chapters / "01_tiny.ipynb")
+    _write(tests, '# %% tiny-ex-add | points: 2 | defines: add\nwith check("adds"):\n    assert add(2, 3) == 5\n'
+                  '# %% hidden\nwith check("adds negatives"):\n    assert add(-2, -3) == -5\n'
+                  '# %% tiny-ex-scale | points: 1 | defines: scaled\nwith check("scales base"):\n'
+                  '    assert scaled == 3 * base\n', "01_tiny.py")
+    return chapters, tests
+
+
+def test_source_notebook_has_solution_and_locked_test_cells(tmp_path):
+    chapters, tests = _chapter(tmp_path)
+    nb = source_notebooks(chapters, tests)["01_tiny"]
+    graded = [(c.metadata["nbgrader"]["grade_id"], c.metadata["nbgrader"]["grade"],
+               c.metadata["nbgrader"].get("points")) for c in nb.cells if "nbgrader" in c.metadata]
+    assert graded == [("tiny-ex-add", False, None), ("tiny-ex-add-tests", True, 2),
+                      ("tiny-ex-scale", False, None), ("tiny-ex-scale-tests", True, 1)]
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-add")
+    assert answer.source.split("\n") == [
+        "# TODO, Exercise 1.1 (tiny-ex-add): write your solution here, then run this cell.",
+        "# Your answer defines add (the tests below use them).",
+        "# What the exercise needs beyond the cells above:", "import math",
+        "### BEGIN SOLUTION", "import math", "", "def add(a, b):", "    return a + b", "### END SOLUTION"]
+    test_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-add-tests")
+    assert test_cell.metadata.nbgrader.locked
+    assert "### BEGIN HIDDEN TESTS\ncheck.hidden()\nwith check(\"adds negatives\")" in test_cell.source
+    assert test_cell.source.endswith("check.require()\n### END HIDDEN TESTS")
+    # the words of the second solution still get a Markdown answer cell
+    assert any(c.cell_type == "markdown" and TODO_TAG in c.metadata.get("tags", []) for c in nb.cells)
+
+
+def test_a_code_exercise_without_tests_is_refused(tmp_path):
+    chapters, tests = _chapter(tmp_path)
+    (tests / "01_tiny.py").write_text('# %% tiny-ex-add | points: 1\nwith check("a"):\n    pass\n')
+    with pytest.raises(ValueError, match="'tiny-ex-scale' has a code solution but no tests"):
+        source_notebooks(chapters, tests)
+    (tests / "01_tiny.py").write_text('# %% tiny-ex-add | points: 1\nwith check("a"):\n    pass\n'
+                                      '# %% tiny-ex-scale | points: 1\nwith check("a"):\n    pass\n'
+                                      '# %% tiny-ex-nothing | points: 1\nwith check("a"):\n    pass\n')
+    with pytest.raises(ValueError, match=r"\['tiny-ex-nothing'\] are not code exercises of 01_tiny.ipynb"):
+        source_notebooks(chapters, tests)
+    _write(tests, '# %% x | points: 1\nwith check("a"):\n    pass\n', "02_missing.py")
+    (tests / "01_tiny.py").unlink()
+    with pytest.raises(ValueError, match="no tests"):
+        source_notebooks(chapters, tests)
+
+
+def test_graded_cells_keep_the_todo_header_and_add_defines():
+    todo = code("# TODO, Exercise 1.1 (x): write your solution here, then run this cell.\nimport re\n\nprint('x')")
+    todo.metadata["tags"] = [TODO_TAG]
+    exercise = read_tests.__globals__["Exercise"]("x", 1.0, ["f"], 'with check("a"):\n    pass')
+    answer, tests = graded_cells(todo, exercise, "Exercise 1.1", ["f = 1\n", "\ng = 2"])
+    assert answer.source == ("# TODO, Exercise 1.1 (x): write your solution here, then run this cell.\n"
+                             "# Your answer defines f (the tests below use them).\nimport re\n"
+                             "### BEGIN SOLUTION\nf = 1\n\ng = 2\n### END SOLUTION")
+    assert tests.source.startswith("# Tests of Exercise 1.1 (x), 1 point: run this cell after your answer.")
+
+
+def _submit(folder, student, nb, stem="01_tiny"):
+    (folder / student).mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / student / f"{stem}.ipynb")
+
+
+def test_grade_writes_points_per_student_per_exercise(tmp_path):
+    chapters, tests = _chapter(tmp_path)
+    release(chapters, tests, tmp_path / "course", tmp_path / "handout")
+    handout = nbformat.read(tmp_path / "handout" / "01_tiny.ipynb", as_version=4)
+    leaked = re.search(r"BEGIN|END|return a \+ b|adds negatives", json.dumps(handout))
+    assert not leaked, "a solution or a hidden test is in the handout"
+    assert sum(CODE_STUB in c.source for c in handout.cells) == 2
+    source = nbformat.read(tmp_path / "course" / "source" / "01_tiny" / "01_tiny.ipynb", as_version=4)
+    subs = tmp_path / "submissions"
+    _submit(subs, "ada", solved(handout, source))
+    _submit(subs, "bob", handout)
+    half = solved(handout, source)                 # right on the visible test, wrong on the hidden one
+    next(c for c in half.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-add").source = \
+        "def add(a, b):\n    return 5 if (a, b) == (2, 3) else 0"
+    _submit(subs, "cy", half)
+    (subs / "dee").mkdir()                         # submitted nothing: no row
+    out = tmp_path / "grades.csv"
+    assert main(["grade", str(subs), "--out", str(out), "--chapters", str(chapters), "--tests", str(tests)]) == 0
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert [list(r.values()) for r in rows] == [["(max points)", "2", "1", "3"], ["ada", "2", "1", "3"],
+                                                ["bob", "0", "0", "0"], ["cy", "0", "1", "1"]]
+    assert list(rows[0]) == ["student", "tiny-ex-add", "tiny-ex-scale", "total"]
+
+
+def test_grade_names_the_fix_for_a_wrong_folder(tmp_path):
+    chapters, tests = _chapter(tmp_path)
+    with pytest.raises(FileNotFoundError, match="<student>/<chapter>.ipynb"):
+        grade(tmp_path / "nowhere", tmp_path / "g.csv", chapters, tests)
+    _submit(tmp_path / "subs", "ada", nbformat.v4.new_notebook(), stem="tiny")
+    with pytest.raises(ValueError, match=r"\['tiny'\] are not chapters; name each notebook as the handout does: "
+                                         r"01_tiny.ipynb"):
+        grade(tmp_path / "subs", tmp_path / "g.csv", chapters, tests)
+
+
+# --- the committed handout and every chapter --------------------------------------------------
+
+def test_committed_handout_is_what_make_student_writes(tmp_path):
+    release(ROOT / "chapters", ROOT / "grading", tmp_path / "course", tmp_path / "handout")
+    committed = sorted(p.name for p in (ROOT / "student").glob("*.ipynb"))
+    assert committed == [p.name for p in CHAPTERS], "run `make student` and commit student/"
+    for path in CHAPTERS:
+        fresh = nbformat.read(tmp_path / "handout" / path.name, as_version=4)
+        kept = nbformat.read(ROOT / "student" / path.name, as_version=4)
+        stale = f"student/{path.name} is stale: run `make student` and commit it"
+        assert [(c.cell_type, c.source, c.metadata) for c in kept.cells] == \
+               [(c.cell_type, c.source, c.metadata) for c in fresh.cells], stale
+
+
+@pytest.mark.slow
+def test_solutions_score_every_point_and_the_blank_handout_zero(tmp_path):
+    rows = verify(ROOT / "chapters", ROOT / "grading", course=tmp_path)
+    full, blank, solutions = rows[0], rows[1], rows[2]
+    assert (blank["student"], solutions["student"]) == ("blank", "solutions")
+    assert solutions == {**full, "student": "solutions"}, [k for k in full if solutions[k] != full[k]]
+    assert all(v == "0" for k, v in blank.items() if k != "student"), blank
+    for path in CHAPTERS:
+        # the handout as handed out runs top to bottom: errors only where the grader's hidden
+        # tests require a right answer, and every TODO cell says it is not done yet
+        nb = nbformat.read(tmp_path / "autograded" / "blank" / path.stem / path.name, as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type != "code":
+                continue
+            errors = [o for o in cell.outputs if o.output_type == "error"]
+            grade_cell = cell.metadata.get("nbgrader", {}).get("grade", False)
+            assert not errors or grade_cell and errors[0].ename == "AssertionError", \
+                f"{path.name}: {cell.source[:200]}\n{errors[0].ename}: {errors[0].evalue}"
+            if cell.metadata.get("nbgrader", {}).get("solution"):
+                assert "not done yet" in "".join(o.get("text", "") for o in cell.outputs), path.name
