@@ -94,7 +94,7 @@ def _float32_recipe(length, d, *, power=False):
 @pytest.mark.parametrize("answer,expected", [
     (_element_index(L, D), "the exponent uses the element index j instead of the pair index 2i"),
     (torch.from_numpy(_element_index(64, 16)).float(), "sine and cosine of a pair have different frequencies"),
-    # seed 003's own code: element index, and base l_max
+    # the walkthrough's own code: element index, and base l_max
     (np.array([generate_positional_embedding_matrix(10, 5)[t] for t in range(5)]), "also uses base 5 instead"),
 ])
 def test_element_index_exponent_is_named(answer, expected):
@@ -102,7 +102,7 @@ def test_element_index_exponent_is_named(answer, expected):
     assert not fb.ok and expected in fb.message and "pair 0 must have omega = 1" not in fb.message, fb.message
 
 
-def test_seed_003_with_its_own_base_names_only_the_exponent():
+def test_walkthrough_with_its_own_base_names_only_the_exponent():
     fb = feedback.on_sinusoidal_table(np.array([generate_positional_embedding_matrix(10, 5)[t] for t in range(5)]),
                                       base=5)
     assert not fb.ok and "element index j" in fb.message and "also uses base" not in fb.message, fb.message
@@ -234,11 +234,11 @@ def test_embedding_output_it_cannot_diagnose_gets_the_generic_message():
     assert not fb.ok and "6 of 6 token vectors differ, first at index" in fb.message, fb.message
 
 
-# chapter 2's exercise: seed 002's recipe on "the cat saw the dog"
+# chapter 2's exercise: the embeddings lesson's recipe on "the cat saw the dog"
 TOKENS = ["the", "cat", "saw", "the", "dog"]
 FIXED = Vocabulary(dict.fromkeys(TOKENS), specials=(), unk_token=None)     # the chapter's fix
 CORPUS = Vocabulary.from_corpus(TOKENS)                                    # specials first, by frequency
-SEED = [{t: i for i, t in enumerate(TOKENS)}[t] for t in TOKENS]           # [3, 1, 2, 3, 4]
+LESSON = [{t: i for i, t in enumerate(TOKENS)}[t] for t in TOKENS]           # [3, 1, 2, 3, 4]
 SMALL = Vocabulary.from_corpus(["the", "cat"])                             # lacks "saw" and "dog"
 
 
@@ -256,9 +256,9 @@ def test_right_ids_pass_whatever_vocabulary_made_them(answer, vocab):
 
 
 @pytest.mark.parametrize("answer,vocab,expected", [
-    (SEED, FIXED, "seed 002's ids"),
-    (SEED, CORPUS, "later position winning ('the' gets 3). So id 0 is never used"),
-    (SEED, {t: i for i, t in enumerate(TOKENS)}, "past the last row of a table of the 4 distinct tokens"),
+    (LESSON, FIXED, "the embeddings lesson's ids"),
+    (LESSON, CORPUS, "later position winning ('the' gets 3). So id 0 is never used"),
+    (LESSON, {t: i for i, t in enumerate(TOKENS)}, "past the last row of a table of the 4 distinct tokens"),
     (list(range(5)), FIXED, "positions 0, 1, 2, ... in this sentence (enumerate)"),
     ([1, 2, 3, 1, 4], FIXED, "one too large"),
     ([i + 1 for i in CORPUS.encode(TOKENS)], CORPUS, "one too large"),

@@ -81,7 +81,7 @@ def test_table_is_reference_transposed(d):
     np.testing.assert_allclose(table.numpy(), expected, rtol=0, atol=1e-13)
 
 
-def test_float32_table_within_1e6_below_100k_and_seed_recipe_is_not():
+def test_float32_table_within_1e6_below_100k_and_lesson_recipe_is_not():
     d = 512
     exact = sinusoidal_table_numpy(100_000, d)
     ours = sinusoidal_table(100_000, d, dtype=torch.float32).double().numpy()
@@ -98,7 +98,7 @@ def test_table_rows_do_not_depend_on_length():
 # --- equality with the seeds' own code -------------------------------------------------------
 
 @pytest.mark.parametrize("V,d,T,batch", [(10, 4, 6, None), (100, 64, 33, 3), (1000, 512, 128, 2)])
-def test_layer_equals_seed_004_plus_seed_002(V, d, T, batch):
+def test_layer_equals_input_embeddings_note_plus_lesson_encoding(V, d, T, batch):
     torch.manual_seed(0)
     layer = TransformerEmbedding(V, d, max_len=T).eval()
     seed = InputEmbeddings(d, V)
@@ -116,7 +116,7 @@ def test_layer_equals_seed_004_plus_seed_002(V, d, T, batch):
     assert (ours - exact).abs().max() <= (theirs - exact).abs().max()
 
 
-def test_seed_002_breaks_on_odd_d_model_and_the_layer_does_not():
+def test_lesson_recipe_breaks_on_odd_d_model_and_the_layer_does_not():
     with pytest.raises(RuntimeError):
         positional_encoding(5, 7)                       # 4 sine columns into 3 cosine slots
     out = TransformerEmbedding(10, 7, 5)(torch.arange(5))
@@ -372,7 +372,7 @@ def test_token_table_starts_with_std_inverse_sqrt_d(d):
     assert 1.3 < token_norm / table_norm < 1.5      # about sqrt(2); N(0, 1) gave sqrt(2 d): 32 at d=512
 
 
-def test_init_std_one_gives_the_seeds_normal_init_and_padding_stays_zero():
+def test_init_std_one_gives_the_tutorials_normal_init_and_padding_stays_zero():
     torch.manual_seed(0)
     layer = TransformerEmbedding(4096, 64, 8, init_std=1.0, padding_idx=0)
     assert abs(layer.token.weight[1:].std().item() - 1) < 0.02

@@ -55,18 +55,18 @@ def test_paper_columns_are_pytorch_rows(W_e, data):
     assert token_embedding(v, W_e) == transpose(W_e)[v]
 
 
-def test_seed_003_token_embedding_outputs():
-    # Seed 003 stores W_e as {id: [id] * d}: rows per token. Our W_e is its transpose.
-    seed_matrix = {i: [i] * 10 for i in range(3)}
-    W_e = transpose([seed_matrix[i] for i in range(3)])
+def test_walkthrough_token_embedding_outputs():
+    # The Phuong and Hutter walkthrough stores W_e as {id: [id] * d}: rows per token. Our W_e is its transpose.
+    walkthrough_matrix = {i: [i] * 10 for i in range(3)}
+    W_e = transpose([walkthrough_matrix[i] for i in range(3)])
     assert token_embedding(1, W_e) == [1] * 10
     assert [token_embedding(v, W_e) for v in [0, 1, 2]] == [[0] * 10, [1] * 10, [2] * 10]
 
 
 # --- Algorithm 2 and embed -----------------------------------------------------------------------
 
-# Seed 002's printed positional encodings, seq_len = 6, d_model = 4 (PyTorch float32, 4 decimals).
-SEED_002_TABLE = [
+# The embeddings lesson's printed positional encodings, seq_len = 6, d_model = 4 (PyTorch float32, 4 decimals).
+LESSON_TABLE = [
     [0.0000, 1.0000, 0.0000, 1.0000],
     [0.8415, 0.5403, 0.0100, 0.9999],
     [0.9093, -0.4161, 0.0200, 0.9998],
@@ -76,36 +76,36 @@ SEED_002_TABLE = [
 ]
 
 
-def test_reproduces_seed_002_positional_table():
+def test_reproduces_the_lessons_positional_table():
     W_p = sinusoidal_positions(4, 6)
-    for t, printed in enumerate(SEED_002_TABLE):
+    for t, printed in enumerate(LESSON_TABLE):
         # half a unit of the 4th decimal, plus float32 rounding (cos(0.01) = 0.99995 prints as 0.9999)
         assert positional_embedding(t, W_p) == pytest.approx(printed, abs=5.1e-5)
 
 
-SEED_003_POS_ROW_1 = [0.8414709848078965, 0.6589758961876738, 0.66297050495782, 0.8155983039494298,
+WALKTHROUGH_POS_ROW_1 = [0.8414709848078965, 0.6589758961876738, 0.66297050495782, 0.8155983039494298,
                       0.5014773904169323, 0.9016555951500453, 0.3715990270406081, 0.9479277461957519,
                       0.2724572044052023, 0.9725320837941663]
-SEED_003_EMBED_ROW_2 = [2.909297426825682, 1.8684984635126958, 2.9926597923765996, 2.3304011868103727,
+WALKTHROUGH_EMBED_ROW_2 = [2.909297426825682, 1.8684984635126958, 2.9926597923765996, 2.3304011868103727,
                         2.8677271400921645, 2.6259656245307648, 2.689980111440428, 2.7971340240155156,
                         2.524299153531099, 2.891637308018047]
 
 
-def test_seed_003_printed_table_is_its_own_buggy_formula_not_the_paper():
-    seed_table = generate_positional_embedding_matrix(10, 5)
-    assert seed_table[1] == SEED_003_POS_ROW_1  # the seed's code does print these numbers
+def test_walkthrough_printed_table_is_its_own_buggy_formula_not_the_paper():
+    walkthrough_table = generate_positional_embedding_matrix(10, 5)
+    assert walkthrough_table[1] == WALKTHROUGH_POS_ROW_1  # the walkthrough's code does print these numbers
     paper = column(paper_positions(10, 5), 1)
     assert paper[0] == pytest.approx(math.sin(1 / 5 ** 0.2))
-    assert paper != pytest.approx(SEED_003_POS_ROW_1)  # ... which are not the paper's formula
+    assert paper != pytest.approx(WALKTHROUGH_POS_ROW_1)  # ... which are not the paper's formula
 
 
-def test_seed_003_embed_outputs_on_its_own_inputs():
-    seed_table = generate_positional_embedding_matrix(10, 5)
+def test_walkthrough_embed_outputs_on_its_own_inputs():
+    walkthrough_table = generate_positional_embedding_matrix(10, 5)
     W_e = transpose([[i] * 10 for i in range(3)])
-    W_p = transpose([seed_table[t] for t in range(5)])
+    W_p = transpose([walkthrough_table[t] for t in range(5)])
     e = embed([0, 1, 2], W_e, W_p)
     assert e[0] == [0.0, 1.0] * 5
-    assert e[2] == SEED_003_EMBED_ROW_2
+    assert e[2] == WALKTHROUGH_EMBED_ROW_2
 
 
 @given(matrices(), st.data())

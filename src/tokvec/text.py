@@ -38,7 +38,7 @@ __all__ = [
     "word_tokenize",
 ]
 
-#: The running example of the course, from seed 002.
+#: The running example of the course, from the embeddings lesson (sources.md).
 SENTENCE = "The cat sat on the mat."
 
 #: Marks "a space stood here" inside a token, as SentencePiece does (U+2581, LOWER ONE EIGHTH BLOCK).

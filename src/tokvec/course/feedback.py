@@ -326,7 +326,7 @@ def _vocab_ids(vocab, tokens: list, distinct: list) -> tuple[list | None, str | 
 
 
 def on_encoded_ids(answer, tokens, vocab=None) -> Feedback:
-    """Check token ids ``answer`` for ``tokens`` (chapter 2's exercise on seed 002's ``enumerate``).
+    """Check token ids ``answer`` for ``tokens`` (chapter 2's exercise on the lesson's ``enumerate``).
 
     The ids are judged against the exercise's intended vocabulary, not only against ``vocab``:
     right ids give every distinct token of ``tokens`` its own id, the same id wherever it occurs,
@@ -336,8 +336,8 @@ def on_encoded_ids(answer, tokens, vocab=None) -> Feedback:
     :class:`tokvec.vocab.Vocabulary`, a dict from tokens to ids, or None.
 
     ``tokens`` may also be a list of sentences (lists of tokens), with ``answer`` a list of id
-    lists. Diagnoses seed 002's recipe (ids from positions, the later occurrence of a repeated
-    word winning), ids that are positions, ids numbered per sentence, ids one too large, a
+    lists. Diagnoses the embeddings lesson's recipe (ids from positions, the later occurrence of a
+    repeated word winning), ids that are positions, ids numbered per sentence, ids one too large, a
     vocabulary that lacks some of the tokens, a word with two ids and two words with one id;
     anything else gets the first id that differs.
     """
@@ -398,15 +398,16 @@ def on_encoded_ids(answer, tokens, vocab=None) -> Feedback:
     def positions(s):
         return list(range(len(s)))
 
-    def seed_recipe(s):
-        last = {t: i for i, t in enumerate(s)}           # seed 002: {token: idx for idx, token in enumerate(s)}
+    def lesson_recipe(s):
+        # the embeddings lesson's {token: idx for idx, token in enumerate(s)}
+        last = {t: i for i, t in enumerate(s)}
         return [last[t] for t in s]
 
     def dedup(s):
         ids = {t: i for i, t in enumerate(dict.fromkeys(s))}
         return [ids[t] for t in s]
 
-    if len(sentences) > 1 and two_ids and any(per_sentence(r) for r in (positions, seed_recipe, dedup)):
+    if len(sentences) > 1 and two_ids and any(per_sentence(r) for r in (positions, lesson_recipe, dedup)):
         t = two_ids[0]
         return Feedback(False, f"ids numbered per sentence (enumerate): the same word gets different ids in "
                                f"different sentences ({t!r} has ids {sorted(set(ids_of[t]))}); number the distinct "
@@ -415,10 +416,11 @@ def on_encoded_ids(answer, tokens, vocab=None) -> Feedback:
     if got == list(range(len(flat))):
         return Feedback(False, "the ids are positions 0, 1, 2, ... in this sentence (enumerate), not the "
                                "tokens' rows in the vocabulary: a repeated word must get the same id")
-    if per_sentence(seed_recipe):
+    if per_sentence(lesson_recipe):
         t = next(t for t in distinct if flat.count(t) > 1)
         unused = sorted(set(range(k)) - set(got))
-        return Feedback(False, f"these are seed 002's ids, {{token: idx for idx, token in enumerate(tokens)}}: ids "
+        return Feedback(False, f"these are the embeddings lesson's ids, "
+                               f"{{token: idx for idx, token in enumerate(tokens)}}: ids "
                                f"are positions, and a repeated word is numbered again, its later position winning "
                                f"({t!r} gets {got[flat.index(t)]}). So id{'s' if len(unused) > 1 else ''} "
                                f"{_ranges(unused)} {'are' if len(unused) > 1 else 'is'} never used and the largest "
