@@ -25,17 +25,17 @@ with check("lower_bpe folds case on other text too"):
 with check("symbols is a list of strings"):
     assert isinstance(symbols, list) and all(isinstance(s, str) and s for s in symbols)
 with check("on symbols, merge_pair_replace and merge_pair disagree for some pair"):
-    pieces = {s[i:j] for s in symbols for i in range(len(s)) for j in range(i + 1, len(s) + 1)}
+    _pieces = {s[i:j] for s in symbols for i in range(len(s)) for j in range(i + 1, len(s) + 1)}
     assert any(merge_pair_replace(symbols, (a, b)) != merge_pair(symbols, (a, b))
-               for a in pieces for b in pieces), "find symbols where the two differ"
+               for a in _pieces for b in _pieces), "find symbols where the two differ"
 # %% hidden
 with check("the disagreement needs a symbol of more than one character"):
     assert any(len(s) > 1 for s in symbols)
 with check("merge_pair is still right on symbols: it merges only whole adjacent symbols"):
-    for a in pieces:
-        for b in pieces:
-            merged = merge_pair(symbols, (a, b))
-            assert "".join(merged) == "".join(symbols)
+    for a in _pieces:
+        for b in _pieces:
+            _merged = merge_pair(symbols, (a, b))
+            assert "".join(_merged) == "".join(symbols)
 
 # %% tok-ex-unk | points: 1 | defines: unseen
 with check("unseen is a sorted list of characters"):
@@ -53,17 +53,17 @@ with check("greedy_tokenize takes the longest known prefix first"):
 with check("it falls back to one character when no longer prefix is known"):
     assert greedy_tokenize("xyz", {"y"}) == ["x", "y", "z"]
 with check("differ lists corpus words where greedy and BPE disagree"):
-    assert differ, "find at least one word"
-    vocab_set = set(bpe.vocab)
-    assert all(greedy_tokenize(w, vocab_set) != bpe.tokenize_word(w) for w in differ)
+    assert isinstance(differ, list) and differ, "differ: a list of the words where they disagree"
+    _vocab = set(bpe.vocab)
+    assert all(greedy_tokenize(w, _vocab) != bpe.tokenize_word(w) for w in differ)
 # %% hidden
 with check("greedy_tokenize spells the word back"):
-    vocab_set = set(bpe.vocab)
+    _vocab = set(bpe.vocab)
     for w in ["unkindness", "rediscovered", "walkers", "q"]:
-        assert "".join(greedy_tokenize(w, vocab_set)) == w
+        assert "".join(greedy_tokenize(w, _vocab)) == w
 with check("and uses only known pieces, or single characters"):
     for w in ["unkindness", "rediscovered"]:
-        assert all(p in vocab_set or len(p) == 1 for p in greedy_tokenize(w, vocab_set))
+        assert all(p in _vocab or len(p) == 1 for p in greedy_tokenize(w, _vocab))
 with check("differ holds every such word of the corpus"):
-    words = sorted(set(pretokenize(normalize(corpus))))
-    assert set(differ) == {w for w in words if greedy_tokenize(w, vocab_set) != bpe.tokenize_word(w)}
+    _words = sorted(set(pretokenize(normalize(corpus))))
+    assert set(differ) == {w for w in _words if greedy_tokenize(w, _vocab) != bpe.tokenize_word(w)}

@@ -287,3 +287,48 @@ def test_solutions_score_every_point_and_the_blank_handout_zero(tmp_path):
                 f"{path.name}: {cell.source[:200]}\n{errors[0].ename}: {errors[0].evalue}"
             if cell.metadata.get("nbgrader", {}).get("solution"):
                 assert "not done yet" in "".join(o.get("text", "") for o in cell.outputs), path.name
+
+
+def test_term_plan_of_the_instructor_guide_matches_the_test_files():
+    """Every chapter is in one week of the plan, with its exercises and points as grading/ sets them."""
+    guide = (ROOT / "instructors.md").read_text(encoding="utf-8")
+    plan = guide[guide.index("## A term plan with graded exercises"):guide.index("## How the grading works")]
+    rows = [line for line in plan.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert len(rows) >= 10, "the term plan table is missing"
+    planned = []
+    for row in rows:
+        week, chapters, exercises, code_points, words = [c.strip() for c in row.strip("|").split("|")]
+        stems = re.findall(r"chapters/(\w+)>", chapters)
+        assert stems, row
+        planned += stems
+        specs = [read_tests(ROOT / "grading" / f"{stem}.py") for stem in stems]
+        count = sum(len(s) for s in specs)
+        assert (int(exercises), float(code_points), int(words)) == \
+               (count, sum(e.points for s in specs for e in s.values()), 2 * count), row
+    assert sorted(planned) == [p.stem for p in CHAPTERS]
+    totals = re.search(r"\| total \| \| (\d+) \| (\d+) \| (\d+) \|", plan)
+    assert totals, "the plan has no total row"
+    specs = [read_tests(ROOT / "grading" / f"{p.stem}.py") for p in CHAPTERS]
+    count = sum(len(s) for s in specs)
+    assert tuple(map(int, totals.groups())) == (count, sum(e.points for s in specs for e in s.values()), 2 * count)
+
+
+def test_every_written_answer_has_a_rubric():
+    """Each "*Your answer*" cell of the handout has one entry in rubrics.md, in course order,
+    with its key points."""
+    from tokvec.course.student import Context, student_notebook
+
+    contexts = Context.for_folder(ROOT / "chapters")
+    asked = []
+    for path in CHAPTERS:
+        nb = student_notebook(nbformat.read(path, as_version=4), contexts[path.stem])
+        asked += [c.id.removeprefix("todo-").removesuffix("-words") for c in nb.cells
+                  if c.cell_type == "markdown" and TODO_TAG in c.metadata.get("tags", [])]
+    assert len(asked) >= 50
+    text = (ROOT / "rubrics.md").read_text(encoding="utf-8")
+    entries = re.split(r"^(?=\*\*\{ref\}`)", text, flags=re.M)[1:]
+    labels = [re.match(r"\*\*\{ref\}`([^`]+)`", e).group(1) for e in entries]
+    assert labels == asked
+    for label, entry in zip(labels, entries):
+        entry = entry.split("\n## ")[0]
+        assert "Key points" in entry and len(re.findall(r"^  - \S", entry, re.M)) >= 2, label

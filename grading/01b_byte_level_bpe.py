@@ -1,0 +1,92 @@
+"""Tests of chapter 1b's exercises (tokvec.course.grading reads this file; see
+its docstring).
+
+Each section's visible tests go into the student notebook under the exercise; the hidden
+ones only into the grader's copy. The names the tests use are the student's
+(``defines``) and the chapter's own (``cl100k``, ``ours``, ``bytebpe``, ``documents``,
+``EOT``...).
+"""
+# ruff: noqa: F821 (the names are defined by the notebook the tests run in)
+
+# %% bbpe-ex-bytes | points: 1 | defines: report
+def _report_says(word, tokenizer):
+    """What report(word, tokenizer) prints, the numbers in it, and the right answers."""
+    import contextlib
+    import io
+    import re
+
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        report(word, tokenizer)
+    text = printed.getvalue()
+    numbers = {int(n) for n in re.findall(r"(?<!\w)\d+(?!\w)", text)}
+    ids = tokenizer.encode(word)
+    broken = []
+    for i in ids:
+        try:
+            tokenizer.vocab[i].decode("utf-8")
+        except UnicodeDecodeError:
+            broken.append(tokenizer.vocab[i])
+    return text, numbers, (len(word), len(word.encode("utf-8")), len(ids)), broken
+
+
+with check("report(word, tokenizer) prints the code points, bytes and tokens of word"):
+    text, numbers, counts, _ = _report_says("naïve café", ours)
+    assert set(counts) <= numbers, (
+        f"for 'naïve café' with ours, print {counts[0]} (code points), {counts[1]} "
+        f"(bytes) and {counts[2]} (tokens); report printed {text!r}")
+with check("report prints the tokens whose bytes are not valid UTF-8 alone"):
+    text, _, _, broken = _report_says("Ångström", cl100k)
+    missing = [b for b in broken if repr(b) not in text]
+    assert not missing, (
+        f"for 'Ångström' with cl100k, print these tokens as Python shows bytes "
+        f"({', '.join(map(repr, broken))}); missing {missing} in {text!r}")
+# %% hidden
+with check("report is right for an emoji and for CJK characters"):
+    for word, tokenizer in [("👍 ok", ours), ("東京 tower", cl100k)]:
+        text, numbers, counts, broken = _report_says(word, tokenizer)
+        assert set(counts) <= numbers, f"{word!r}: {counts} not all in {text!r}"
+        assert broken and all(repr(b) in text for b in broken), (
+            f"{word!r}: the broken tokens {broken} are not all in {text!r}")
+
+# %% bbpe-ex-spot-stream | points: 2 | defines: lines, whole
+with check("lines is a list of lines, as a file yields them"):
+    assert isinstance(lines, list) and lines, "lines must be a non-empty list of str"
+    assert all(isinstance(line, str) for line in lines), "each line must be a str"
+    assert "".join(lines).splitlines(keepends=True) == lines, (
+        "each line must end with its newline, and only the last may lack one")
+with check("whole is cl100k.encode of the whole text"):
+    assert whole == cl100k.encode("".join(lines))
+with check("encode_lines gives other ids than encoding the whole text"):
+    assert list(encode_lines(cl100k, lines)) != whole, (
+        "find lines for which the per-line ids differ from the whole text's")
+# %% hidden
+with check("encoding each line on its own really differs from cl100k.encode"):
+    per_line = [i for line in lines for i in cl100k.encode(line)]
+    assert per_line != cl100k.encode("".join(lines))
+    assert cl100k.decode(per_line) == "".join(lines)
+with check("streaming the lines with encode_iterable gives the whole text's ids"):
+    assert list(cl100k.encode_iterable(lines)) == whole
+
+# %% bbpe-ex-digits | points: 3 | defines: sentence, n_tokens
+with check("sentence is the exercise's sentence"):
+    assert sentence == "In 2024, 1,234,567 people paid $89.99."
+with check("n_tokens maps 'GPT-2' and 'GPT-4' to the number of ids of the sentence"):
+    assert isinstance(n_tokens, dict), "n_tokens must be a dict"
+    assert set(n_tokens) == {"GPT-2", "GPT-4"}, f"keys {sorted(n_tokens)}"
+    assert all(isinstance(n, int) for n in n_tokens.values()), "counts must be ints"
+    patterns = {"GPT-2": bytebpe.GPT2_PATTERN, "GPT-4": bytebpe.GPT4_PATTERN}
+    for name, pattern in patterns.items():
+        pieces = len(regex.findall(pattern, sentence))
+        assert pieces <= n_tokens[name] <= len(sentence.encode()), (
+            f"{name}: {n_tokens[name]} ids, but its pattern cuts the sentence into "
+            f"{pieces} pieces (at least one id each) of {len(sentence.encode())} bytes")
+with check("GPT-4's pattern gives more tokens than GPT-2's"):
+    assert n_tokens["GPT-4"] > n_tokens["GPT-2"]
+# %% hidden
+with check("the counts are those of tokenizers trained on documents to 1,000 ids"):
+    patterns = {"GPT-2": bytebpe.GPT2_PATTERN, "GPT-4": bytebpe.GPT4_PATTERN}
+    for name, pattern in patterns.items():
+        v, m = bytebpe.train(documents, 1000, [EOT], pattern=pattern)
+        tok = bytebpe.Tokenizer(v, m, [EOT], pattern=pattern)
+        expected = len(tok.encode("In 2024, 1,234,567 people paid $89.99."))
+        assert n_tokens[name] == expected, f"{name}: {n_tokens[name]}, not {expected}"

@@ -1,0 +1,82 @@
+"""Tests of chapter 3's exercises (tokvec.course.grading reads this file; see
+its docstring).
+
+Each section's visible tests go into the student notebook under the exercise; the hidden
+ones only into the grader's copy. The names the tests use are the student's
+(``defines``) and the chapter's own (``torch``, ``random_matrix``, ``column``,
+``N_V_gpt2``...).
+"""
+# ruff: noqa: F821 (the names are defined by the notebook the tests run in)
+
+# %% emb-ex-swapped | points: 2 | defines: d_model_ex, vocab_size, swapped, out, fixed
+with check("d_model_ex = 8 and vocab_size = 20, as in the tutorial"):
+    assert (d_model_ex, vocab_size) == (8, 20)
+with check("swapped is the tutorial's nn.Embedding(d_model, vocab_size)"):
+    assert isinstance(swapped, torch.nn.Embedding), "swapped must be an nn.Embedding"
+    assert tuple(swapped.weight.shape) == (8, 20), (
+        f"weight {tuple(swapped.weight.shape)}: the tutorial's (8, 20) table")
+with check("out: the ids [1, 5] looked up in swapped, 2 vectors of the wrong width 20"):
+    assert tuple(out.shape) == (2, 20), f"shape {tuple(out.shape)}"
+    torch.testing.assert_close(out, swapped.weight[[1, 5]])
+with check("fixed is nn.Embedding(vocab_size, d_model): 20 rows of 8"):
+    assert isinstance(fixed, torch.nn.Embedding), "fixed must be an nn.Embedding"
+    assert tuple(fixed.weight.shape) == (20, 8), f"weight {tuple(fixed.weight.shape)}"
+# %% hidden
+with check("swapped fails on id 12; fixed looks up every id 0..19 as 8 numbers"):
+    try:
+        swapped(torch.tensor([1, 12]))
+    except IndexError:
+        pass
+    else:
+        raise AssertionError("swapped accepted id 12")
+    every = fixed(torch.arange(20))                              # (20, 8)
+    assert tuple(every.shape) == (20, 8)
+    torch.testing.assert_close(every, fixed.weight)
+
+# %% emb-ex-memory | points: 2 | defines: params_405b
+with check("params_405b is an int"):
+    assert isinstance(params_405b, int), f"an int, not {type(params_405b).__name__}"
+with check("params_405b counts one vector of 16,384 numbers for each of the rows"):
+    assert params_405b % 16_384 == 0, "a whole number of rows of 16,384"
+    assert params_405b // 16_384 == 128_256, (
+        f"{params_405b // 16_384:,} rows, but the tokenizer has 128,256 ids")
+# %% hidden
+with check("the same as the parameters of nn.Embedding(128_256, 16_384)"):
+    table_405b = torch.nn.Embedding(128_256, 16_384, device="meta")   # no memory
+    assert params_405b == table_405b.weight.numel()
+    bf16_gb = params_405b * torch.tensor([], dtype=torch.bfloat16).element_size() / 1e9
+    assert round(bf16_gb, 1) == 4.2
+
+# %% emb-ex-onehot | points: 2 | defines: B, T, tokens
+with check("B = 8 sequences of T = 1,024 tokens"):
+    assert (B, T) == (8, 1024), f"B, T = {B}, {T}"
+with check("tokens is the number of tokens in the batch"):
+    assert isinstance(tokens, int), f"an int, not {type(tokens).__name__}"
+    assert tokens == B * T, f"{tokens}, not B * T"
+# %% hidden
+with check("the batch's one-hot matrix has tokens * N_V entries"):
+    one_hots_ = torch.empty(B, T, N_V_gpt2, device="meta")      # (B, T, N_V), no memory
+    assert one_hots_.numel() == tokens * N_V_gpt2
+    assert tokens * N_V_gpt2 * d_e_gpt2 == 316_189_704_192
+
+# %% emb-ex-balance | points: 2 | defines: d_small, W_small, mean_len, pos_len
+with check("W_small: d_small = 64 rows and 1,000 token columns"):
+    assert d_small == 64
+    assert shape(W_small) == (64, 1000), f"shape {shape(W_small)}"
+with check("pos_len is the length of a position vector, sqrt(d_small / 2)"):
+    assert math.isclose(pos_len, math.sqrt(d_small / 2)), f"{pos_len}"
+with check("mean_len is the mean length of W_small's columns"):
+    expected = statistics.fmean(math.hypot(*column(W_small, v)) for v in range(1000))
+    assert math.isclose(mean_len, expected), f"{mean_len}, not {expected}"
+with check("the ratios match the predictions, 1/sqrt(d/2) and sqrt(2)"):
+    no_factor = mean_len / pos_len
+    assert abs(no_factor - 1 / math.sqrt(32)) < 0.02, f"{no_factor:.3f}"
+    assert abs(no_factor * math.sqrt(64) - math.sqrt(2)) < 0.1, (
+        f"{no_factor * math.sqrt(64):.3f}")
+# %% hidden
+with check("W_small's entries have std 1/sqrt(d_small) = 0.125, mean 0"):
+    entries = [x for row in W_small for x in row]
+    assert abs(statistics.fmean(entries)) < 0.005
+    assert abs(statistics.pstdev(entries) - 0.125) < 0.005
+with check("a token vector is about 1 long"):
+    assert 0.95 < mean_len < 1.05, f"{mean_len}"
