@@ -1,5 +1,12 @@
 # From Tokens to Vectors: set-up, build and tests.
 #   make book   create .venv if needed, install the pinned requirements, build the site into _build/html
+#   make book STUDENT=1  the student site instead: no solutions anywhere, no instructor guide, the
+#               chapters' download and Colab/Binder buttons give the student notebooks of student/;
+#               built into _build/student-site/_build/html (tools/student_site.py)
+#   make pdf    the whole book as one PDF with a bookmark per page: _build/pdf/tokens-to-vectors.pdf,
+#               printed from the built site, offline (tools/pdf.py; STUDENT=1: the student site,
+#               _build/pdf/tokens-to-vectors-student.pdf). Needs Debian's Chromium:
+#               `apt-get install chromium` (Playwright and pypdf come with the requirements)
 #   make test   create .venv if needed, install, run every test (package, notebooks, strict book build)
 #   make check  the fast loop while you work: lint (ruff) and the unit tests, under a minute
 #   TORCH=cpu   (with book, test or check) install requirements-cpu.txt: torch's 192 MB CPU build
@@ -7,7 +14,10 @@
 #   make serve  preview the built site on http://localhost:8000
 #   make clean  remove build outputs (keeps .venv; 'make distclean' removes it too)
 #   make outputs  re-run every notebook top to bottom in a fresh kernel and store its outputs
-#   make student  write student notebooks in plain Jupyter Markdown (solutions replaced by TODO cells) to _build/student
+#   make student  regenerate the student handout in student/ (nbgrader release notebooks: plain Jupyter
+#               Markdown, solutions replaced by TODO cells, visible tests; committed, checked by the tests)
+#   make grade SUBMISSIONS=folder [GRADES=grades.csv]  autograde a class's notebooks offline (nbgrader):
+#               folder/<student>/<chapter>.ipynb -> a CSV of points per student per exercise
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -19,7 +29,7 @@ PORT   ?= 8000
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 JB_FLAGS := -W -n --keep-going --builder html
 
-.PHONY: book test check serve clean distclean lock outputs student
+.PHONY: book test check serve clean distclean lock outputs student grade pdf
 
 $(STAMP): $(REQUIREMENTS) pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,9 +38,24 @@ $(STAMP): $(REQUIREMENTS) pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+STUDENT ?=
 book: $(STAMP)
+ifeq ($(STUDENT),1)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python tools/student_site.py
+else
 	$(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo "The site is in _build/html. Open: file://$(CURDIR)/_build/html/index.html"
+endif
+
+# The book as one PDF, printed page by page from the site just built (`make book` first) by
+# Debian's Chromium through Playwright, joined with pypdf. Needs: apt-get install chromium.
+pdf: book
+ifeq ($(STUDENT),1)
+	$(BIN)/python tools/pdf.py --site _build/student-site/_build/html \
+	    --toc _build/student_config/_toc.yml --out _build/pdf/tokens-to-vectors-student.pdf
+else
+	$(BIN)/python tools/pdf.py --site _build/html --toc _toc.yml --out _build/pdf/tokens-to-vectors.pdf
+endif
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests --nbval --nbval-current-env \
@@ -48,10 +73,15 @@ outputs: $(STAMP)
 	    --ExecutePreprocessor.timeout=600 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
 
-# Student copies for a live session: generated from the filled chapters, never kept by hand.
+# The student handout: generated from the filled chapters and grading/ (never edited by hand).
+# nbgrader calls the `alembic` command of the environment, hence PATH.
 student: $(STAMP)
-	$(BIN)/python -m tokvec.course.student chapters _build/student
-	@echo "Student notebooks are in _build/student. Hand them out as they are; never copy them into chapters/ (same names)."
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tokvec.course.grading release chapters grading student
+
+SUBMISSIONS ?= submissions
+GRADES ?= grades.csv
+grade: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tokvec.course.grading grade $(SUBMISSIONS) --out $(GRADES)
 
 serve: book
 	@echo "Serving _build/html on http://localhost:$(PORT) (Ctrl-C to stop)"

@@ -1,20 +1,67 @@
-"""Local Sphinx extension for the published course site (``tests/test_site.py`` checks it in a browser).
+"""Local Sphinx extension for the course site (tests/test_site.py tests it in Chromium).
 
-1. No console errors, no outside requests. Jupyter Book 1 always loads sphinx-thebe, which adds
-   its inline configuration script twice (the browser then logs "Identifier 'THEBE_JS_URL' has
-   already been declared") and names a CDN URL. The course has no live-code button
-   (``launch_buttons.thebe: false``), so the thebe scripts and stylesheet are dropped.
-2. One stylesheet, ``static/course.css``: code set so that the 88-character lines of the chapters
-   fit the code column without scrolling sideways.
-3. A ``.md`` download for every chapter. The theme offers a notebook page's ``.ipynb`` only; this
-   writes the same notebook as a MyST Markdown text notebook (no outputs; Jupyter Book and
-   Jupytext read it back) next to it in ``_sources`` and adds it to the download menu.
+1. No console errors, no outside requests. Jupyter Book 1 always loads sphinx-thebe,
+   which adds its inline configuration script twice (the browser then logs "Identifier
+   'THEBE_JS_URL' has already been declared") and names a CDN URL. The course has no
+   live-code button (``launch_buttons.thebe: false``), so the thebe scripts and
+   stylesheet are dropped.
+2. One stylesheet, ``static/course.css``: code set so that the 88-character lines of the
+   chapters fit the code column without scrolling sideways.
+3. A ``.md`` download for every chapter. The theme offers a notebook page's ``.ipynb``
+   only; this writes the same notebook as a MyST Markdown text notebook (no outputs;
+   Jupyter Book and Jupytext read it back) next to it in ``_sources`` and adds it to the
+   download menu.
+4. The student notebooks (``student/<stem>.ipynb``, written by ``make student``) are
+   published with the site as ``student/<stem>.ipynb``, and every chapter page links to
+   its own: a line at the top of the page ("Student notebook: download · open in Colab")
+   and an entry in the download menu. The Colab address is built from ``repository.url``
+   and ``repository.branch`` of ``_config.yml``. A chapter without its student notebook
+   stops the build, naming ``make student``. ``COURSE_STUDENT_DIR`` reads them from
+   another folder (the tests do).
+5. The header's "Open issue" button opens the erratum form
+   (``.github/ISSUE_TEMPLATE/erratum.yml``), its "Where" field filled with the page.
+6. The student site (``make book STUDENT=1``; ``tools/student_site.py`` writes its
+   config, with ``course_student_site: true``): no solution anywhere. sphinx-exercise's
+   ``hide_solutions`` drops a ``{solution}`` directive, but of a gated solution
+   (``{solution-start}`` ... ``{solution-end}``, how every chapter writes them) it drops
+   only the start marker: the cells in between would stay on the page (and the end
+   marker, which the HTML writer cannot render, stops the build); here everything from
+   the start to the end is removed. The instructor notebooks are not offered: no
+   ``.ipynb``/``.md`` download of a chapter (the copies in ``_sources`` are deleted) and
+   the Colab/Binder buttons open the student notebook. A ``{doc}`` link to a page left
+   out of the student table of contents (the instructor guide) points to that page's
+   source in the repository instead of failing the strict build.
 """
 
-from pathlib import Path
+import os
+import shutil
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote, urlparse
 
 import nbformat
+from docutils import nodes
 from sphinx.application import Sphinx
+from sphinx.errors import SphinxError
+from sphinx.transforms import SphinxTransform
+from sphinx.util.osutil import relative_uri
+from sphinx_exercise.directive import SolutionStartDirective
+from sphinx_exercise.nodes import solution_end_node
+
+ERRATUM_TEMPLATE = "erratum.yml"  # in .github/ISSUE_TEMPLATE/
+STUDENT_FOLDER = "student"  # in the repository and in the built site
+COLAB_URL = "https://colab.research.google.com"
+INSTRUCTOR_DOWNLOADS = (  # a chapter's own notebook, solutions included: .ipynb, .md
+    "download-source-button",
+    "download-notebook-button",
+    "download-myst-button",
+)
+
+
+class StudentNotebookMissing(SphinxError):
+    category = "Student notebook missing"
+
+
+# --- 1. no thebe ----------------------------------------------------------------------
 
 
 def _is_thebe(asset) -> bool:
@@ -31,12 +78,20 @@ def _drop_thebe(app: Sphinx, context) -> None:
             context[key] = [asset for asset in context[key] if not _is_thebe(asset)]
 
 
+# --- 3. the .md download --------------------------------------------------------------
+
+
 def notebook_to_myst(nb) -> str:
-    """A notebook as MyST Markdown: code cells in ``{code-cell}`` blocks, cells split by ``+++``."""
+    """A notebook as MyST Markdown: code cells in ``{code-cell}`` blocks, cells split by
+    ``+++``."""
     kernel = nb.metadata.get("kernelspec", {})
-    parts = ["---\njupytext:\n  text_representation:\n    extension: .md\n    format_name: myst\n"
-             f"kernelspec:\n  display_name: {kernel.get('display_name', 'Python 3')}\n"
-             f"  language: {kernel.get('language', 'python')}\n  name: {kernel.get('name', 'python3')}\n---"]
+    parts = [
+        "---\njupytext:\n  text_representation:\n    extension: .md\n"
+        "    format_name: myst\n"
+        f"kernelspec:\n  display_name: {kernel.get('display_name', 'Python 3')}\n"
+        f"  language: {kernel.get('language', 'python')}\n"
+        f"  name: {kernel.get('name', 'python3')}\n---"
+    ]
     previous = None
     for cell in nb.cells:
         if cell.cell_type == "code":
@@ -49,40 +104,308 @@ def notebook_to_myst(nb) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+def _group(context, label: str) -> dict | None:
+    """A group of header buttons: "download-buttons", "launch-buttons"."""
+    groups = context.get("header_buttons", [])
+    return next((group for group in groups if group.get("label") == label), None)
+
+
 def _add_md_download(app: Sphinx, pagename: str, context) -> None:
-    if context.get("page_source_suffix") != ".ipynb":
+    group = _group(context, "download-buttons")
+    if group is not None:
+        group["buttons"].insert(
+            1,
+            {
+                "type": "link",
+                "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
+                "text": ".md",
+                "icon": "fas fa-file-lines",
+                "label": "download-myst-button",
+                "tooltip": "Download as MyST Markdown (text notebook, no outputs)",
+            },
+        )
+
+
+def _write_markdown_notebooks(app: Sphinx) -> None:
+    for docname in _notebook_docs(app):
+        source = Path(app.env.doc2path(docname))
+        target = Path(app.outdir) / "_sources" / f"{docname}.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(
+            notebook_to_myst(nbformat.read(source, as_version=4)), encoding="utf-8"
+        )
+
+
+# --- 4. the student notebooks ---------------------------------------------------------
+
+
+def _notebook_docs(app: Sphinx) -> list[str]:
+    """The chapters: every document of the build whose source is a notebook."""
+    return sorted(
+        d for d in app.env.found_docs if str(app.env.doc2path(d)).endswith(".ipynb")
+    )
+
+
+def student_notebook(docname: str) -> str:
+    """A chapter's student notebook, relative to the repository and to the site."""
+    return f"{STUDENT_FOLDER}/{PurePosixPath(docname).name}.ipynb"
+
+
+def _student_dir(app: Sphinx) -> Path:
+    return Path(
+        os.environ.get("COURSE_STUDENT_DIR") or Path(app.srcdir) / STUDENT_FOLDER
+    )
+
+
+def _check_student_notebooks(app: Sphinx, env, docnames) -> None:
+    folder = _student_dir(app)
+    missing = [
+        PurePosixPath(student_notebook(d)).name
+        for d in _notebook_docs(app)
+        if not (folder / PurePosixPath(student_notebook(d)).name).is_file()
+    ]
+    if missing:
+        raise StudentNotebookMissing(
+            f"run `make student`: every chapter page links to its student notebook, "
+            f"and {folder} has none for {len(missing)} chapter(s): {', '.join(missing)}"
+        )
+
+
+def _copy_student_notebooks(app: Sphinx) -> None:
+    _check_student_notebooks(app, app.env, [])
+    target = Path(app.outdir) / STUDENT_FOLDER
+    target.mkdir(parents=True, exist_ok=True)
+    for docname in _notebook_docs(app):
+        name = PurePosixPath(student_notebook(docname)).name
+        shutil.copyfile(_student_dir(app) / name, target / name)
+
+
+def _repository(app: Sphinx) -> tuple[str, str, str, str]:
+    """(repository URL, owner/name, branch, the book's folder in it + '/')."""
+    opts = app.config.html_theme_options
+    url = str(opts.get("repository_url", "")).rstrip("/")
+    parts = urlparse(url)
+    if parts.netloc != "github.com" or len(parts.path.strip("/").split("/")) != 2:
+        raise SphinxError(
+            f"repository.url in _config.yml is {url!r}: the Colab links of "
+            "the student notebooks need https://github.com/<owner>/<repository>"
+        )
+    book = str(opts.get("path_to_docs", "")).strip("/")
+    branch = str(opts.get("repository_branch", "") or "main")
+    return url, parts.path.strip("/"), branch, f"{book}/" if book else ""
+
+
+def student_launch_urls(app: Sphinx, docname: str) -> dict[str, str]:
+    """Colab (always) and Binder (when ``launch_buttons.binderhub_url`` is set) for the
+    chapter's student notebook: plain links, nothing is contacted until a click."""
+    _, slug, branch, book = _repository(app)
+    path = f"{book}{student_notebook(docname)}"
+    launch = app.config.html_theme_options.get("launch_buttons", {}) or {}
+    colab = str(launch.get("colab_url") or COLAB_URL).rstrip("/")
+    urls = {"Colab": f"{colab}/github/{slug}/blob/{branch}/{path}"}
+    binder = str(launch.get("binderhub_url") or "").rstrip("/")
+    if binder:
+        ui = "lab/tree" if launch.get("notebook_interface") == "jupyterlab" else "tree"
+        urls["Binder"] = f"{binder}/v2/gh/{slug}/{branch}?urlpath={ui}/{path}"
+    return urls
+
+
+def _student_line(app: Sphinx, doctree, docname: str) -> None:
+    """'Student notebook: download · open in Colab' under the chapter's title."""
+    if docname not in set(_notebook_docs(app)) or app.builder.format != "html":
         return
-    for group in context.get("header_buttons", []):
-        if group.get("label") == "download-buttons":
-            group["buttons"].insert(1, {
-                "type": "link", "url": f"{context['pathto']('_sources', 1)}/{pagename}.md",
-                "text": ".md", "icon": "fas fa-file-lines", "label": "download-myst-button",
-                "tooltip": "Download as MyST Markdown (text notebook, no outputs)"})
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is None or not isinstance(section[0], nodes.title):
+        return
+    href = relative_uri(app.builder.get_target_uri(docname), student_notebook(docname))
+    colab = student_launch_urls(app, docname)["Colab"]
+    name = PurePosixPath(student_notebook(docname)).name
+    html = (
+        '<p class="course-student-notebook"><strong>Student notebook</strong> (the '
+        "exercises without their solutions): "
+        f'<a class="reference download" href="{href}" download="{name}">'
+        f"download {name}</a> · "
+        f'<a class="reference external" href="{colab}">open in Colab</a></p>'
+    )
+    section.insert(1, nodes.raw("", html, format="html"))
+
+
+def _student_buttons(app: Sphinx, pagename: str, context) -> None:
+    """The student notebook in the download menu; on the student site it replaces the
+    chapter's own notebook, and the launch buttons open it."""
+    student = app.config.course_student_site
+    download = {
+        "type": "link",
+        "url": context["pathto"](student_notebook(pagename), 1),
+        "text": "Student .ipynb" if not student else ".ipynb",
+        "icon": "fas fa-graduation-cap",
+        "label": "download-student-notebook-button",
+        "tooltip": "Download the student notebook (exercises without solutions)",
+    }
+    group = _group(context, "download-buttons")
+    if group is not None:
+        if student:  # the chapter's .ipynb and .md hold the solutions: not offered
+            buttons = group["buttons"]
+            group["buttons"] = [
+                b for b in buttons if b.get("label") not in INSTRUCTOR_DOWNLOADS
+            ]
+        group["buttons"].insert(0 if student else 2, download)
+    launch = _group(context, "launch-buttons")
+    if not student or launch is None:
+        return
+    urls = student_launch_urls(app, pagename)
+    buttons = []
+    for button in launch["buttons"]:
+        if button.get("text") in urls:
+            buttons.append(
+                {
+                    **button,
+                    "url": urls[button["text"]],
+                    "tooltip": f"Open the student notebook on {button['text']}",
+                }
+            )
+    launch["buttons"] = buttons
+
+
+# --- 5. the erratum form --------------------------------------------------------------
+
+
+def _erratum_button(app: Sphinx, pagename: str, context) -> None:
+    for entry in context.get("header_buttons", []):
+        for button in [entry, *entry.get("buttons", [])]:
+            if button.get("label") == "source-issues-button":
+                url = _repository(app)[0]
+                button["url"] = (
+                    f"{url}/issues/new?template={ERRATUM_TEMPLATE}"
+                    f"&where={quote(pagename, safe='')}"
+                )
+                button["tooltip"] = "Report an erratum on this page"
+
+
+# --- 6. the student site --------------------------------------------------------------
+
+
+class hidden_solution_start(nodes.Element):
+    """Where a gated solution starts, on the student site; removed with what follows."""
+
+
+class GatedSolutionStart(SolutionStartDirective):
+    """sphinx-exercise's ``solution-start``; with ``hide_solutions``, a marker."""
+
+    def run(self):
+        result = super().run()
+        if self.config.hide_solutions:
+            return [hidden_solution_start()]
+        return result
+
+
+class RemoveHiddenSolutions(SphinxTransform):
+    """Remove each hidden gated solution: its start marker, every node up to the
+    matching ``{solution-end}`` (code cells included) and the end marker. Runs before
+    sphinx-exercise merges gated directives (priority 10)."""
+
+    default_priority = 9
+
+    def apply(self):
+        for marker in list(self.document.findall(hidden_solution_start)):
+            parent = marker.parent
+            start = parent.index(marker)
+            end = next(
+                (
+                    i
+                    for i in range(start, len(parent))
+                    if isinstance(parent[i], solution_end_node)
+                ),
+                None,
+            )
+            if end is None:
+                raise SphinxError(
+                    f"{self.env.docname}: a solution-start without a "
+                    "solution-end in the same section"
+                )
+            del parent[start : end + 1]
+
+
+def _link_left_out_page(app: Sphinx, env, node, contnode):
+    """On the student site, a ``{doc}`` link to a page that exists but is not in its
+    table of contents (the instructor guide) points to the page's source on GitHub."""
+    if not app.config.course_student_site or node.get("reftype") != "doc":
+        return None
+    target = node["reftarget"]
+    if not target.startswith("/"):
+        target = str(PurePosixPath(node["refdoc"]).parent / target)
+    target = os.path.normpath(target).lstrip("/")
+    for suffix in app.config.source_suffix:
+        source = Path(app.srcdir) / f"{target}{suffix}"
+        if source.is_file():
+            break
+    else:
+        return None
+    url, _, branch, book = _repository(app)
+    text = contnode.astext()
+    if not node.get("refexplicit"):
+        headings = [
+            line[2:].strip()
+            for line in source.read_text(encoding="utf-8").splitlines()
+            if line.startswith("# ")
+        ]
+        text = headings[0] if headings else text
+    return nodes.reference(
+        "", text, internal=False, refuri=f"{url}/blob/{branch}/{book}{target}{suffix}"
+    )
+
+
+def _delete_instructor_notebooks(app: Sphinx) -> None:
+    for docname in _notebook_docs(app):
+        for suffix in (".ipynb", ".md"):
+            Path(app.outdir, "_sources", f"{docname}{suffix}").unlink(missing_ok=True)
+
+
+def _config_inited(app: Sphinx, config) -> None:
+    if config.course_student_site:
+        config.hide_solutions = True
+
+
+# --- wiring ---------------------------------------------------------------------------
 
 
 def _page_context(app: Sphinx, pagename, templatename, context, doctree) -> None:
     _drop_thebe(app, context)
-    _add_md_download(app, pagename, context)
+    _erratum_button(app, pagename, context)
+    if context.get("page_source_suffix") == ".ipynb":
+        if not app.config.course_student_site:
+            _add_md_download(app, pagename, context)
+        _student_buttons(app, pagename, context)
 
 
-def _write_markdown_notebooks(app: Sphinx, exception) -> None:
+def _build_finished(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
-    for docname in app.env.found_docs:
-        source = Path(app.env.doc2path(docname))
-        if source.suffix == ".ipynb":
-            target = Path(app.outdir) / "_sources" / f"{docname}.md"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(notebook_to_myst(nbformat.read(source, as_version=4)), encoding="utf-8")
+    if app.config.course_student_site:
+        _delete_instructor_notebooks(app)
+    else:
+        _write_markdown_notebooks(app)
+    _copy_student_notebooks(app)
 
 
 def _add_static(app: Sphinx) -> None:
     app.config.html_static_path.append(str(Path(__file__).parent / "static"))
+    _repository(app)  # a malformed repository.url stops the build here, not per page
 
 
 def setup(app: Sphinx) -> dict:
+    app.setup_extension("sphinx_exercise")
+    app.add_config_value("course_student_site", False, "env", [bool])
+    app.add_directive("solution-start", GatedSolutionStart, override=True)
+    app.add_node(hidden_solution_start)
+    app.add_transform(RemoveHiddenSolutions)
+    app.connect("config-inited", _config_inited)
     app.connect("builder-inited", _add_static)
+    app.connect("env-before-read-docs", _check_student_notebooks)
+    app.connect("missing-reference", _link_left_out_page)
     app.add_css_file("course.css")
-    app.connect("html-page-context", _page_context, priority=900)  # after the theme's own buttons
-    app.connect("build-finished", _write_markdown_notebooks)
+    # after the theme has made its buttons
+    app.connect("html-page-context", _page_context, priority=900)
+    app.connect("doctree-resolved", _student_line)
+    app.connect("build-finished", _build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

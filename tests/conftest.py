@@ -50,3 +50,38 @@ def built_site():
     log = result.stdout + result.stderr
     assert result.returncode == 0, log[-6000:]
     return ROOT / "_build" / "html"
+
+
+
+# --- the student site and tools/: tests/test_student_site.py, tests/test_pdf.py -------
+
+import importlib.util  # noqa: E402
+import os  # noqa: E402
+
+
+def load_tool(name: str):
+    """A script of tools/ as a module: ``load_tool("student_site")``."""
+    path = ROOT / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"tools_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def chapter_docs() -> list[str]:
+    """The toc's notebooks, the chapters: ``chapters/05_positional_embedding``, ..."""
+    return [page for page in toc_pages() if (ROOT / f"{page}.ipynb").exists()]
+
+
+@pytest.fixture(scope="session")
+def student_site():
+    """Build the student site once, strictly, as `make book STUDENT=1` does."""
+    tool = load_tool("student_site")
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "student_site.py"), "--all"],
+        capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PATH": path})
+    log = result.stdout + result.stderr
+    assert result.returncode == 0, log[-6000:]
+    return tool.SITE

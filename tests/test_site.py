@@ -166,10 +166,16 @@ def test_download_launch_and_repository_buttons_are_configured(visit):
     assert any(h.endswith("_sources/chapters/05_positional_embedding.ipynb") for h in hrefs), "no .ipynb download"
     assert any("colab.research.google.com" in h and h.endswith("05_positional_embedding.ipynb") for h in hrefs)
     assert any("mybinder.org" in h for h in hrefs)
-    assert any(h.rstrip("/").endswith("/issues") or "/issues/new" in h for h in hrefs)
+    assert any("/issues/new?template=erratum.yml" in h for h in hrefs), "no erratum form"
     assert any(h.endswith("_sources/chapters/05_positional_embedding.md") for h in hrefs), "no .md download"
     md = v.context.request.get(urljoin(v.base, "_sources/chapters/05_positional_embedding.md"))
     assert md.status == 200 and "```{code-cell} ipython3" in md.text()
+    # the student notebook: served with the site, and on Colab from the repository
+    student = [h for h in hrefs if h.endswith("/student/05_positional_embedding.ipynb")]
+    local = [h for h in student if h.startswith(v.base)]
+    assert local and any(h.startswith("https://colab.research.google.com/") for h in student)
+    notebook = v.context.request.get(local[0])
+    assert notebook.status == 200 and notebook.json()["nbformat"] == 4
     v2, _ = visit("notation.html")
     hrefs = v2.page.eval_on_selector_all("a", "els => els.map(e => e.href)")
     assert any(h.endswith("_sources/notation.md") for h in hrefs)
