@@ -64,7 +64,7 @@ test: $(STAMP)
 # The fast loop: lint, then every unit test except the slow ones (site build, browser, fresh
 # installs, package index). `make test` stays the gate before a commit lands.
 check: $(STAMP)
-	$(BIN)/ruff check src tests tools benchmarks experiments
+	$(BIN)/ruff check src tests tools benchmarks experiments grading _ext
 	$(BIN)/python -m pytest tests -q -m "not book and not slow and not index"
 
 # After editing a chapter: store fresh outputs (then `make test` checks them, `make book` shows them).
@@ -75,12 +75,15 @@ outputs: $(STAMP)
 
 # The student handout: generated from the filled chapters and grading/ (never edited by hand).
 # nbgrader calls the `alembic` command of the environment, hence PATH.
-student: $(STAMP)
+# These two use the environment already installed, TORCH=cpu or not, instead of installing the
+# other one.
+INSTALLED := $(firstword $(wildcard $(VENV)/.installed-*))
+student: $(if $(INSTALLED),,$(STAMP))
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tokvec.course.grading release chapters grading student
 
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
-grade: $(STAMP)
+grade: $(if $(INSTALLED),,$(STAMP))
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tokvec.course.grading grade $(SUBMISSIONS) --out $(GRADES)
 
 serve: book

@@ -6,6 +6,7 @@ as handed out must score zero, run top to bottom without an error outside the te
 print "not done yet" in every TODO cell. The small tests use a two-exercise chapter of their own.
 """
 
+import copy
 import csv
 import json
 import linecache
@@ -17,7 +18,10 @@ import pytest
 
 from tokvec.course.checks import Checks
 from tokvec.course.grading import (
+    _VERDICT,
     CODE_STUB,
+    TEXT_STUB,
+    WRITTEN_POINTS,
     grade,
     graded_cells,
     main,
@@ -25,6 +29,7 @@ from tokvec.course.grading import (
     release,
     solved,
     source_notebooks,
+    verdict,
     verify,
 )
 from tokvec.course.student import TODO_TAG
@@ -132,8 +137,8 @@ def test_every_code_exercise_of_every_chapter_has_tests():
     assert list(notebooks) == [p.stem for p in CHAPTERS]
     for stem, nb in notebooks.items():
         spec = read_tests(ROOT / "grading" / f"{stem}.py")
-        solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
-        tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")]
+        solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
+        tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
         assert [c.metadata.nbgrader.grade_id for c in solutions] == list(spec), stem
         assert [c.metadata.nbgrader.grade_id for c in tests] == [f"{label}-tests" for label in spec], stem
         assert all(exercise.hidden.strip() for exercise in spec.values()), f"{stem}: an exercise has no hidden test"
@@ -172,7 +177,8 @@ def test_source_notebook_has_solution_and_locked_test_cells(tmp_path):
     graded = [(c.metadata["nbgrader"]["grade_id"], c.metadata["nbgrader"]["grade"],
                c.metadata["nbgrader"].get("points")) for c in nb.cells if "nbgrader" in c.metadata]
     assert graded == [("tiny-ex-add", False, None), ("tiny-ex-add-tests", True, 2),
-                      ("tiny-ex-scale", False, None), ("tiny-ex-scale-tests", True, 1)]
+                      ("tiny-ex-scale", False, None), ("tiny-ex-scale-tests", True, 1),
+                      ("tiny-ex-scale-words", True, WRITTEN_POINTS)]
     answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-add")
     assert answer.source.split("\n") == [
         "# TODO, Exercise 1.1 (tiny-ex-add): write your solution here, then run this cell.",
@@ -182,9 +188,12 @@ def test_source_notebook_has_solution_and_locked_test_cells(tmp_path):
     test_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-add-tests")
     assert test_cell.metadata.nbgrader.locked
     assert "### BEGIN HIDDEN TESTS\ncheck.hidden()\nwith check(\"adds negatives\")" in test_cell.source
-    assert test_cell.source.endswith("check.require()\n### END HIDDEN TESTS")
-    # the words of the second solution still get a Markdown answer cell
-    assert any(c.cell_type == "markdown" and TODO_TAG in c.metadata.get("tags", []) for c in nb.cells)
+    assert test_cell.source.endswith("check.require()\n" + _VERDICT + "\n### END HIDDEN TESTS")
+    # the words of the second solution: a manually graded Markdown answer, the words as its solution
+    words = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-scale-words")
+    assert words.cell_type == "markdown" and words.metadata.nbgrader.solution and TODO_TAG in words.metadata.tags
+    assert words.source == ("*Your answer (Exercise 1.2, tiny-ex-scale):*\n\n### BEGIN SOLUTION\n"
+                            "Because three times.\n### END SOLUTION")
 
 
 def test_a_code_exercise_without_tests_is_refused(tmp_path):
@@ -219,28 +228,56 @@ def _submit(folder, student, nb, stem="01_tiny"):
     nbformat.write(nb, folder / student / f"{stem}.ipynb")
 
 
+def _answer(nb, grade_id, source):
+    next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id).source = source
+    return nb
+
+
 def test_grade_writes_points_per_student_per_exercise(tmp_path):
     chapters, tests = _chapter(tmp_path)
     release(chapters, tests, tmp_path / "course", tmp_path / "handout")
     handout = nbformat.read(tmp_path / "handout" / "01_tiny.ipynb", as_version=4)
-    leaked = re.search(r"BEGIN|END|return a \+ b|adds negatives", json.dumps(handout))
+    leaked = re.search(r"BEGIN|END|return a \+ b|adds negatives|three times", json.dumps(handout))
     assert not leaked, "a solution or a hidden test is in the handout"
     assert sum(CODE_STUB in c.source for c in handout.cells) == 2
+    assert sum(c.source.endswith(TEXT_STUB) for c in handout.cells) == 1
     source = nbformat.read(tmp_path / "course" / "source" / "01_tiny" / "01_tiny.ipynb", as_version=4)
     subs = tmp_path / "submissions"
-    _submit(subs, "ada", solved(handout, source))
-    _submit(subs, "bob", handout)
-    half = solved(handout, source)                 # right on the visible test, wrong on the hidden one
-    next(c for c in half.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-add").source = \
-        "def add(a, b):\n    return 5 if (a, b) == (2, 3) else 0"
-    _submit(subs, "cy", half)
+    # right, though the answer writes to stderr and warns (nbgrader would score stderr output 0)
+    _submit(subs, "ada", _answer(solved(handout, source), "tiny-ex-add",
+                                 "import sys, warnings\n\ndef add(a, b):\n    print('adding', file=sys.stderr)\n"
+                                 "    warnings.warn('careful')\n    return a + b"))
+    _submit(subs, "bob", handout)                  # handed in as handed out
+    # right on the visible test, wrong on the hidden one
+    _submit(subs, "cy", _answer(solved(handout, source), "tiny-ex-add",
+                                "def add(a, b):\n    return 5 if (a, b) == (2, 3) else 0"))
     (subs / "dee").mkdir()                         # submitted nothing: no row
+    # renamed by Colab's "Save a copy in Drive": still graded
+    _submit(subs, "eve", solved(handout, source), stem="Copy of 01_tiny")
+    # switches the tests off instead of answering: scores nothing, and is flagged
+    _submit(subs, "fay", _answer(copy.deepcopy(handout), "tiny-ex-add",
+                                 "from tokvec.course.checks import Checks\nChecks.require = lambda self: None"))
+    # a TODO cell pasted twice: nbgrader refuses the notebook; the others are still graded
+    broken = solved(handout, source)
+    pasted = copy.deepcopy(broken.cells[3])
+    pasted.id = "pasted"
+    broken.cells.insert(4, pasted)
+    _submit(subs, "gus", broken)
+    _submit(subs, "gus", handout, stem="scratch")  # not a chapter: left out with a note
     out = tmp_path / "grades.csv"
     assert main(["grade", str(subs), "--out", str(out), "--chapters", str(chapters), "--tests", str(tests)]) == 0
-    rows = list(csv.DictReader(out.open(encoding="utf-8")))
-    assert [list(r.values()) for r in rows] == [["(max points)", "2", "1", "3"], ["ada", "2", "1", "3"],
-                                                ["bob", "0", "0", "0"], ["cy", "0", "1", "1"]]
-    assert list(rows[0]) == ["student", "tiny-ex-add", "tiny-ex-scale", "total"]
+    rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    assert list(rows["(max points)"]) == ["student", "tiny-ex-add", "tiny-ex-scale", "tiny-ex-scale (written)",
+                                          "total", "notes"]
+    table = {k: [r["tiny-ex-add"], r["tiny-ex-scale"], r["tiny-ex-scale (written)"], r["total"]]
+             for k, r in rows.items()}
+    assert table == {"(max points)": ["2", "1", "2", "5"], "ada": ["2", "1", "", "3"], "bob": ["0", "0", "0", "0"],
+                     "cy": ["0", "1", "", "1"], "eve": ["2", "1", "", "3"], "fay": ["0", "0", "0", "0"],
+                     "gus": ["", "", "", "0"]}
+    assert [k for k, r in rows.items() if r["notes"]] == ["fay", "gus"]
+    assert "tiny-ex-add touch the tests' code; check by hand" in rows["fay"]["notes"]
+    assert "01_tiny: nbgrader could not grade it" in rows["gus"]["notes"]
+    assert "scratch.ipynb: not a chapter of the handout" in rows["gus"]["notes"]
 
 
 def test_grade_names_the_fix_for_a_wrong_folder(tmp_path):
@@ -248,8 +285,7 @@ def test_grade_names_the_fix_for_a_wrong_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="<student>/<chapter>.ipynb"):
         grade(tmp_path / "nowhere", tmp_path / "g.csv", chapters, tests)
     _submit(tmp_path / "subs", "ada", nbformat.v4.new_notebook(), stem="tiny")
-    with pytest.raises(ValueError, match=r"\['tiny'\] are not chapters; name each notebook as the handout does: "
-                                         r"01_tiny.ipynb"):
+    with pytest.raises(FileNotFoundError, match="name each notebook as the handout does: 01_tiny.ipynb"):
         grade(tmp_path / "subs", tmp_path / "g.csv", chapters, tests)
 
 
@@ -270,10 +306,9 @@ def test_committed_handout_is_what_make_student_writes(tmp_path):
 @pytest.mark.slow
 def test_solutions_score_every_point_and_the_blank_handout_zero(tmp_path):
     rows = verify(ROOT / "chapters", ROOT / "grading", course=tmp_path)
-    full, blank, solutions = rows[0], rows[1], rows[2]
-    assert (blank["student"], solutions["student"]) == ("blank", "solutions")
-    assert solutions == {**full, "student": "solutions"}, [k for k in full if solutions[k] != full[k]]
-    assert all(v == "0" for k, v in blank.items() if k != "student"), blank
+    assert [r["student"] for r in rows] == ["(max points)", "blank", "solutions"]
+    assert verdict(rows) == []
+    assert sum(k.endswith(" (written)") for k in rows[0]) >= 50
     for path in CHAPTERS:
         # the handout as handed out runs top to bottom: errors only where the grader's hidden
         # tests require a right answer, and every TODO cell says it is not done yet

@@ -22,7 +22,9 @@ fails, and scores zero, unless every visible and hidden test passed.
 
 from __future__ import annotations
 
+import sys
 import traceback
+import warnings
 
 __all__ = ["Checks"]
 
@@ -34,16 +36,30 @@ class _Test:
         self.checks, self.what = checks, what
 
     def __enter__(self):
+        # nbgrader scores a test cell zero if anything reaches stderr, so a warning raised by the
+        # answer (or a print to sys.stderr) must not: both are shown on stdout as notes instead.
+        self._stderr, sys.stderr = sys.stderr, sys.stdout
+        self._warnings = warnings.catch_warnings(record=True)
+        self._caught = self._warnings.__enter__()
+        warnings.simplefilter("always")
         return self
 
     def __exit__(self, kind, error, tb):
+        self._warnings.__exit__(None, None, None)
+        sys.stderr = self._stderr
+        for w in self._caught:
+            print(f"  note: {w.category.__name__}: {w.message}")
         if kind is None:
             self.checks._record(self.what, None)
             return False
         if not issubclass(kind, Exception):         # KeyboardInterrupt, SystemExit: let them stop
             return False
-        if isinstance(error, NameError):
+        frames = traceback.extract_tb(tb) if tb is not None else []
+        if isinstance(error, NameError) and len(frames) <= 1:     # raised by the test itself
             reason = f"not done yet ({error}): run your answer's cell first"
+        elif isinstance(error, NameError):                        # raised inside the answer's code
+            where = f" (line {frames[-1].lineno} of {frames[-1].name})" if frames else ""
+            reason = f"NameError in your code{where}: {error}"
         elif isinstance(error, AssertionError):
             reason = str(error) or "the assertion above does not hold"
             line = traceback.extract_tb(tb)[-1].line if tb is not None else ""
@@ -91,7 +107,10 @@ class Checks:
             print(f"{self.name}: {done} of {len(self.results)} tests pass; the ones marked {FAIL} say what to fix.")
 
     def require(self) -> None:
-        """Raise ``AssertionError`` unless at least one test ran and every one passed (grading only)."""
+        """Raise ``AssertionError`` unless at least one test ran and every one passed (grading only).
+
+        The grader's cell ends with this and then with a plain ``assert`` on :attr:`results`, so
+        an answer that replaces this method still does not score."""
         if not self.results:
             raise AssertionError(f"{self.name}: no test ran")
         if self.failed:

@@ -49,7 +49,7 @@ from pathlib import Path
 import nbformat
 
 __all__ = ["CODE_STUB", "Exercise", "grade", "graded_cells", "main", "read_tests", "release", "solved",
-           "source_notebooks", "verify"]
+           "source_notebooks", "verdict", "verify"]
 
 #: What nbgrader writes in place of a solution in the handout (it runs without an error).
 CODE_STUB = 'print("not done yet: replace this line with your answer")'
@@ -108,6 +108,11 @@ def read_tests(path: Path) -> dict[str, Exercise]:
     return out
 
 
+# The last line of every grader's cell: a plain assert, which an answer cannot switch off by
+# replacing a method of Checks (grade() also flags answers that touch the test machinery).
+_VERDICT = "assert check.results and all(r[1] is None for r in check.results), 'a test fails'"
+
+
 def _points(points: float) -> str:
     return f"{points:g} point" + ("" if points == 1 else "s")
 
@@ -130,10 +135,10 @@ def _code(exercise: Exercise, name: str) -> str:
              "your answer.", "from tokvec.course.checks import Checks", "",
              f"check = Checks({name!r})", exercise.visible, "check.report()"]
     if exercise.hidden:
-        lines += ["### BEGIN HIDDEN TESTS", "check.hidden()", exercise.hidden, "check.report()",
-                  "check.require()", "### END HIDDEN TESTS"]
+        lines += ["### BEGIN HIDDEN TESTS", "check.hidden()", exercise.hidden, "check.report()"]
     else:
-        lines += ["### BEGIN HIDDEN TESTS", "check.require()", "### END HIDDEN TESTS"]
+        lines += ["### BEGIN HIDDEN TESTS"]
+    lines += ["check.require()", _VERDICT, "### END HIDDEN TESTS"]
     return "\n".join(lines)
 
 
@@ -157,6 +162,24 @@ def graded_cells(todo, exercise: Exercise, name: str, solution_code: list[str]) 
                                    "points": exercise.points, "grade_id": f"{exercise.label}-tests",
                                    "schema_version": 3}}
     return [solution, tests]
+
+
+#: The points of every written answer ("*Your answer*" cell), graded by hand with rubrics.md.
+WRITTEN_POINTS = 2
+#: What nbgrader writes in the handout's written-answer cells, under "*Your answer (...):*".
+TEXT_STUB = "Write your answer here."
+
+
+def graded_words(todo, label: str, words: str):
+    """The "*Your answer*" Markdown cell as nbgrader's manually graded answer: the solution's
+    words between the markers (the handout gets :data:`TEXT_STUB`), :data:`WRITTEN_POINTS`."""
+    cell = nbformat.v4.new_markdown_cell("\n".join(
+        [todo.source.removesuffix(" ..."), "", "### BEGIN SOLUTION", words.strip("\n"), "### END SOLUTION"]))
+    cell.id = todo.id
+    cell.metadata = {"tags": list(todo.metadata.get("tags", [])),
+                     "nbgrader": {"grade": True, "solution": True, "locked": False, "points": WRITTEN_POINTS,
+                                  "grade_id": f"{label}-words", "schema_version": 3}}
+    return cell
 
 
 def source_notebooks(chapters: Path, tests: Path, stems: list[str] | None = None) -> dict[str, object]:
@@ -203,6 +226,7 @@ def _course(root: Path):
     config.CourseDirectory.root = str(root)
     config.Exchange.root = str(Path(root) / "exchange")   # unused; nbgrader wants a writable one
     config.ClearSolutions.code_stub = {"python": CODE_STUB}
+    config.ClearSolutions.text_stub = TEXT_STUB
     config.Execute.timeout = 600                 # per cell: chapter 10's benchmarks take a while
     config.Application.log_level = "ERROR"
     old = os.environ.get("PATH", "")
@@ -243,38 +267,61 @@ def release(chapters: Path, tests: Path, course: Path, handout: Path | None = No
     return list(notebooks)
 
 
-def _submissions(folder: Path, stems: list[str]) -> dict[str, dict[str, Path]]:
-    """``folder/<student>/<chapter>.ipynb`` -> ``{student: {chapter: path}}``; errors name the fix."""
+# What students' tools do to a file name: Colab's "Save a copy in Drive" ("Copy of X"), a
+# browser's second download ("X (1)"), Jupyter's "Duplicate" ("X-Copy1").
+_RENAMED = re.compile(r"^(?:Copy of )?(?P<stem>.+?)(?: \(\d+\)|-Copy\d+)?$")
+# An answer that touches the test machinery (to switch tests off) is flagged for a look by hand.
+_TAMPER = re.compile(r"\bChecks\b|tokvec\.course\.checks|\bcheck\.(?:results|require|failed|_record)|"
+                     r"_Test\b|\bbuiltins\b")
+
+
+def _submissions(folder: Path, stems: list[str]) -> tuple[dict[str, dict[str, Path]], dict[str, list[str]]]:
+    """``folder/<student>/<chapter>.ipynb`` -> ``({student: {chapter: path}}, {student: [notes]})``.
+
+    A notebook renamed by Colab, a browser or Jupyter ("Copy of 05_x", "05_x (1)", "05_x-Copy1")
+    counts as its chapter; a file that matches no chapter, or a second file for one chapter, is
+    left out with a note for that student, and the others are graded."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"no submissions folder {folder}: put each student's notebooks in "
                                 f"{folder}/<student>/<chapter>.ipynb")
-    out = {}
+    out, notes = {}, {}
     for student in sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if not re.fullmatch(r"[\w.-]+", student.name):
             raise ValueError(f"student folder {student.name!r}: use letters, digits, '_', '-' or '.'")
-        books = {p.stem: p for p in sorted(student.glob("*.ipynb"))}
-        unknown = sorted(set(books) - set(stems))
-        if unknown:
-            raise ValueError(f"{student}: {unknown} are not chapters; name each notebook as the "
-                             f"handout does: {', '.join(s + '.ipynb' for s in stems)}")
+        books, said = {}, notes.setdefault(student.name, [])
+        for path in sorted(student.glob("*.ipynb")):
+            stem = _RENAMED.match(path.stem).group("stem")
+            if stem not in stems:
+                said.append(f"{path.name}: not a chapter of the handout, not graded (name it as the "
+                            f"handout does, e.g. {stems[0]}.ipynb)")
+            elif stem in books:
+                said.append(f"{path.name}: a second file for {stem}, not graded (kept {books[stem].name})")
+            else:
+                books[stem] = path
         if books:
             out[student.name] = books
     if not out:
-        raise FileNotFoundError(f"no notebooks in {folder}/<student>/<chapter>.ipynb")
-    return out
+        raise FileNotFoundError(f"no notebooks in {folder}/<student>/<chapter>.ipynb; name each notebook as "
+                                f"the handout does: {', '.join(s + '.ipynb' for s in stems)}")
+    return out, {k: v for k, v in notes.items() if v}
 
 
 def grade(submissions: Path, out: Path, chapters: Path, tests: Path, course: Path | None = None) -> list[dict]:
     """Autograde ``submissions/<student>/<chapter>.ipynb`` and write a CSV to ``out``: one row per
-    student, one column of points per exercise (empty where the chapter was not submitted), the
-    total, and a first row of each exercise's maximum. Returns the rows."""
+    student; for each exercise, its autograded points and its written points (``label (written)``:
+    0 where the answer cell was left as handed out, empty where it awaits grading by hand with
+    ``rubrics.md``); empty where the chapter was not submitted; the total so far; and ``notes``
+    (a submission nbgrader could not grade, a file left out, an answer that touches the tests).
+    A first row gives each column's maximum. One submission that fails does not stop the others.
+    Returns the rows."""
     with tempfile.TemporaryDirectory(prefix="tokvec-grading-") as tmp:
         course = Path(course) if course is not None else Path(tmp)
         stems = [p.stem for p in sorted(Path(chapters).glob("*.ipynb"))]
-        work = _submissions(submissions, stems)
+        work, notes = _submissions(submissions, stems)
         stems = [s for s in stems if any(s in books for books in work.values())]
         release(chapters, tests, course, stems=stems)
+        graded = {}
         with _course(course) as api:
             for student, books in work.items():
                 for stem, path in books.items():
@@ -282,8 +329,26 @@ def grade(submissions: Path, out: Path, chapters: Path, tests: Path, course: Pat
                     shutil.rmtree(target, ignore_errors=True)
                     target.mkdir(parents=True)
                     shutil.copyfile(path, target / f"{stem}.ipynb")
-                    _check(api.autograde(stem, student, force=True, create=True), f"grade {student}/{stem}")
-        rows = _table(course, stems, work)
+                    try:
+                        nb = nbformat.read(path, as_version=4)
+                    except Exception as error:          # not a notebook at all
+                        notes.setdefault(student, []).append(f"{path.name}: not a readable notebook ({error})")
+                        continue
+                    touched = [c.metadata.get("nbgrader", {}).get("grade_id", "a cell") for c in nb.cells
+                               if c.cell_type == "code" and not c.metadata.get("nbgrader", {}).get("locked")
+                               and _TAMPER.search(c.source)]
+                    if touched:
+                        notes.setdefault(student, []).append(
+                            f"{stem}: {', '.join(touched)} touch the tests' code; check by hand")
+                    result = api.autograde(stem, student, force=True, create=True)
+                    if result.get("success"):
+                        graded.setdefault(student, set()).add(stem)
+                    else:
+                        error = (result.get("error") or result.get("log") or "").strip().splitlines()
+                        notes.setdefault(student, []).append(
+                            f"{stem}: nbgrader could not grade it ({error[-1] if error else 'no message'}); "
+                            "compare it with the handout (a copied or deleted test cell?)")
+        rows = _table(course, stems, work, graded, notes)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open("w", newline="", encoding="utf-8") as f:
@@ -293,29 +358,42 @@ def grade(submissions: Path, out: Path, chapters: Path, tests: Path, course: Pat
     return rows
 
 
-def _table(course: Path, stems: list[str], work: dict) -> list[dict]:
-    from nbgrader.api import Gradebook
+def _table(course: Path, stems: list[str], work: dict, graded: dict, notes: dict) -> list[dict]:
+    from nbgrader.api import Gradebook, MissingEntry
 
+    columns = []                                  # (chapter, grade_id, column name), in notebook order
+    for stem in stems:
+        source = nbformat.read(course / "source" / stem / f"{stem}.ipynb", as_version=4)
+        for cell in source.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade"):
+                name = meta["grade_id"]
+                name = name.removesuffix("-tests") if name.endswith("-tests") else \
+                    name.removesuffix("-words") + " (written)"
+                columns.append((stem, meta["grade_id"], name, float(meta["points"])))
+    rows = [{"student": "(max points)", **{name: f"{m:g}" for *_, name, m in columns},
+             "total": f"{sum(m for *_, m in columns):g}", "notes": ""}]
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
-        columns = []                              # (chapter, exercise label, max points)
-        for stem in stems:
-            nb = gb.find_notebook(stem, stem)
-            for cell in sorted(nb.grade_cells, key=lambda c: c.cell_type + c.name):
-                columns.append((stem, cell.name.removesuffix("-tests"), cell.max_score))
-        order = {stem: i for i, stem in enumerate(stems)}
-        columns.sort(key=lambda c: order[c[0]])
-        rows = [{"student": "(max points)", **{label: f"{m:g}" for _, label, m in columns},
-                 "total": f"{sum(m for *_, m in columns):g}"}]
-        for student, books in work.items():
+        for student in work:
             row, total = {"student": student}, 0.0
-            for stem, label, _ in columns:
-                if stem not in books:
-                    row[label] = ""
+            for stem, grade_id, name, _ in columns:
+                row[name] = ""
+                if stem not in graded.get(student, ()):
                     continue
-                score = gb.find_grade(f"{label}-tests", stem, stem, student).score
-                row[label], total = f"{score:g}", total + score
+                try:
+                    found = gb.find_grade(grade_id, stem, stem, student)
+                except MissingEntry:
+                    continue
+                # Grade.score reads 0 for an answer nobody has graded yet: take the scores themselves
+                score = found.manual_score if found.manual_score is not None else found.auto_score
+                if score is not None:
+                    row[name], total = f"{score:g}", total + score
             row["total"] = f"{total:g}"
+            row["notes"] = "; ".join(notes.get(student, []))
             rows.append(row)
+        for student in sorted(set(notes) - set(work)):
+            rows.append({"student": student, **{name: "" for *_, name, _ in columns}, "total": "",
+                         "notes": "; ".join(notes[student])})
     return rows
 
 
@@ -352,6 +430,22 @@ def verify(chapters: Path, tests: Path, stems: list[str] | None = None, course: 
     return rows
 
 
+def verdict(rows: list[dict]) -> list[str]:
+    """What is wrong with :func:`verify`'s rows: the solutions must score every autograded point
+    (their written answers await grading by hand: empty), the blank handout none, written or not."""
+    full = rows[0]
+    solutions = next(r for r in rows if r["student"] == "solutions")
+    blank = next(r for r in rows if r["student"] == "blank")
+    columns = [k for k in full if k not in ("student", "total", "notes")]
+    problems = [f"the solutions score {solutions[k] or 'nothing'} of {full[k]} on {k}" for k in columns
+                if not k.endswith(" (written)") and solutions[k] != full[k]]
+    problems += [f"the solutions' written answer {k} is scored {solutions[k]}, not left to grade by hand"
+                 for k in columns if k.endswith(" (written)") and solutions[k] != ""]
+    problems += [f"the blank handout scores {blank[k] or 'nothing'} on {k}" for k in columns if blank[k] != "0"]
+    problems += [f"{r['student']}: {r['notes']}" for r in (solutions, blank) if r["notes"]]
+    return problems
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tokvec.course.grading", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -375,13 +469,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.command == "verify":
         rows = verify(args.chapters, args.tests, args.stems, args.course)
-        full = rows[0]["total"]
-        solutions = next(r for r in rows if r["student"] == "solutions")
-        blank = next(r for r in rows if r["student"] == "blank")
-        ok = solutions["total"] == full and float(blank["total"]) == 0
-        print("OK" if ok else f"NOT OK: the solutions score {solutions['total']} of {full}, "
-              f"the blank handout {blank['total']} (must be {full} and 0)")
-        return 0 if ok else 1
+        problems = verdict(rows)
+        print("OK" if not problems else "NOT OK: " + "; ".join(problems))
+        return 0 if not problems else 1
     if args.command == "release":
         with tempfile.TemporaryDirectory(prefix="tokvec-release-") as tmp:
             stems = release(args.chapters, args.tests, args.course or Path(tmp), args.handout)

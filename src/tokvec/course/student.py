@@ -439,6 +439,10 @@ def student_notebook(nb, ctx: Context | None = None, tests: dict | None = None):
         if solution_words and _prose("".join(solution_words)) or not solution_code:
             cells.append(_todo_words(f"{name}, {label}" if label in ctx.exercises else name,
                                      f"todo-{label}-words"[:64]))
+            if tests is not None:
+                from tokvec.course.grading import graded_words
+                words = myst_to_markdown(_START.sub("", _END.sub("", "".join(solution_words))), ctx)
+                cells[-1] = graded_words(cells[-1], label, words)
 
     for cell in nb.cells:
         if cell.cell_type == "code":
