@@ -1,5 +1,5 @@
-"""Tests of chapter 1b's exercises (tokvec.course.grading reads this file; see
-its docstring).
+"""Tests of chapter 1b's exercises (tokvec.course.grading reads this file; see its
+docstring).
 
 Each section's visible tests go into the student notebook under the exercise; the hidden
 ones only into the grader's copy. The names the tests use are the student's
@@ -32,21 +32,22 @@ def _report_says(word, tokenizer):
 with check("report(word, tokenizer) prints the code points, bytes and tokens of word"):
     text, numbers, counts, _ = _report_says("naïve café", ours)
     assert set(counts) <= numbers, (
-        f"for 'naïve café' with ours, print {counts[0]} (code points), {counts[1]} "
-        f"(bytes) and {counts[2]} (tokens); report printed {text!r}")
+        "report('naïve café', ours) should print three counts: the word's code "
+        "points, its UTF-8 bytes and its tokens (ids of tokenizer.encode); it "
+        f"printed {text!r}")
 with check("report prints the tokens whose bytes are not valid UTF-8 alone"):
     text, _, _, broken = _report_says("Ångström", cl100k)
     missing = [b for b in broken if repr(b) not in text]
     assert not missing, (
-        f"for 'Ångström' with cl100k, print these tokens as Python shows bytes "
-        f"({', '.join(map(repr, broken))}); missing {missing} in {text!r}")
+        f"report('Ångström', cl100k) misses {len(missing)} of the tokens that are not "
+        "valid UTF-8 alone: print each one's bytes as Python shows them (repr)")
 # %% hidden
 with check("report is right for an emoji and for CJK characters"):
     for word, tokenizer in [("👍 ok", ours), ("東京 tower", cl100k)]:
         text, numbers, counts, broken = _report_says(word, tokenizer)
-        assert set(counts) <= numbers, f"{word!r}: {counts} not all in {text!r}"
+        assert set(counts) <= numbers, f"{word!r}: a count is missing"
         assert broken and all(repr(b) in text for b in broken), (
-            f"{word!r}: the broken tokens {broken} are not all in {text!r}")
+            f"{word!r}: a token that is not valid UTF-8 alone is missing")
 
 # %% bbpe-ex-spot-stream | points: 2 | defines: lines, whole
 with check("lines is a list of lines, as a file yields them"):
@@ -80,13 +81,14 @@ with check("n_tokens maps 'GPT-2' and 'GPT-4' to the number of ids of the senten
         assert pieces <= n_tokens[name] <= len(sentence.encode()), (
             f"{name}: {n_tokens[name]} ids, but its pattern cuts the sentence into "
             f"{pieces} pieces (at least one id each) of {len(sentence.encode())} bytes")
+# %% hidden
 with check("GPT-4's pattern gives more tokens than GPT-2's"):
     assert n_tokens["GPT-4"] > n_tokens["GPT-2"]
-# %% hidden
 with check("the counts are those of tokenizers trained on documents to 1,000 ids"):
     patterns = {"GPT-2": bytebpe.GPT2_PATTERN, "GPT-4": bytebpe.GPT4_PATTERN}
     for name, pattern in patterns.items():
         v, m = bytebpe.train(documents, 1000, [EOT], pattern=pattern)
         tok = bytebpe.Tokenizer(v, m, [EOT], pattern=pattern)
         expected = len(tok.encode("In 2024, 1,234,567 people paid $89.99."))
-        assert n_tokens[name] == expected, f"{name}: {n_tokens[name]}, not {expected}"
+        assert n_tokens[name] == expected, (
+            f"{name}: train with bytebpe.train(documents, 1000, [EOT], pattern=...)")

@@ -1,5 +1,5 @@
-"""Tests of chapter 2's exercises (tokvec.course.grading reads this file; see
-its docstring).
+"""Tests of chapter 2's exercises (tokvec.course.grading reads this file; see its
+docstring).
 
 Each section's visible tests go into the student notebook under the exercise; the hidden
 ones only into the grader's copy. The names the tests use are the student's
@@ -9,10 +9,9 @@ ones only into the grader's copy. The names the tests use are the student's
 # ruff: noqa: F821 (the names are defined by the notebook the tests run in)
 
 # %% vocab-ex-enumerate | points: 2 | defines: tokens, mapping, fixed, fixed_ids
-with check("mapping is the lesson's recipe run on tokens, and shows the bug"):
+with check("tokens: the exercise's sentence split; mapping: the lesson's recipe on it"):
     assert tokens == ["the", "cat", "saw", "the", "dog"]
     assert mapping == {token: idx for idx, token in enumerate(tokens)}
-    assert max(mapping.values()) == len(mapping), "its largest id is one past the end"
 with check("fixed is a Vocabulary of the distinct tokens"):
     assert isinstance(fixed, Vocabulary), f"a Vocabulary, not {type(fixed).__name__}"
     assert set(tokens) <= set(fixed.tokens), f"tokens {fixed.tokens}"
@@ -45,18 +44,29 @@ with check("fixed encodes and decodes tokens, with ids below len(fixed)"):
 # %% vocab-ex-order | points: 2 | defines: words, forward, backward, moved
 with check("words are the word tokens of the normalized corpus"):
     assert words == word_tokenize(normalize(corpus))
-with check("forward and backward number the tokens in Counter.most_common order"):
+with check("forward and backward give every word an id 0..n-1, most frequent first"):
     from collections import Counter
 
-    def _ranked(stream):
-        return {t: i for i, (t, _) in enumerate(Counter(stream).most_common())}
+    _counts = Counter(words)
+    for _name, _ids in (("forward", forward), ("backward", backward)):
+        assert isinstance(_ids, dict) and set(_ids) == set(_counts), (
+            f"{_name}: a dict with one id for each distinct word of words")
+        assert sorted(_ids.values()) == list(range(len(_counts))), (
+            f"{_name}: the ids are 0, 1, 2, ... one per word")
+        _by_id = sorted(_ids, key=_ids.get)
+        assert all(_counts[a] >= _counts[b] for a, b in zip(_by_id, _by_id[1:])), (
+            f"{_name}: a word with a larger id occurs more often than one before it")
+with check("moved: how many words change id, a whole number"):
+    assert isinstance(moved, int), f"moved must be an int, not {type(moved).__name__}"
+    assert 0 <= moved <= len(_counts), "moved counts words: 0 to the number of words"
+# %% hidden
+with check("forward and backward number the words in Counter.most_common order"):
+    def _ranked(_stream):
+        return {t: i for i, (t, _) in enumerate(Counter(_stream).most_common())}
 
     assert forward == _ranked(words), "forward: ids from Counter(words).most_common()"
     assert backward == _ranked(words[::-1]), "backward: the same for words reversed"
-with check("moved is the number of tokens whose id changes"):
-    assert isinstance(moved, int), f"moved must be an int, not {type(moved).__name__}"
     assert moved == sum(forward[t] != backward[t] for t in forward)
-# %% hidden
 with check("only tied tokens move: each id keeps its count, and some do move"):
     from collections import Counter
 

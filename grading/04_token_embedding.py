@@ -8,21 +8,21 @@ The tests' own names start with ``_`` so that they never replace a name of the c
 # ruff: noqa: F821 (the names are defined by the notebook the tests run in)
 
 # %% alg1-ex-row | points: 2 | defines: token_embedding_buggy
-with check("token_embedding_buggy(v, W_e) returns W_e[v], row v of the paper's layout"):
+with check("token_embedding_buggy(v, W_e) is the tutorial's function, as written"):
     _row = token_embedding_buggy(3, W_e)
     assert list(_row) == W_e[3], "write the tutorial's version as it is: return W_e[v]"
-    assert len(_row) == N_V, f"a row has N_V = {N_V} entries, got {len(_row)}"
-with check("the ids of 'cat' and 'The' raise an IndexError on W_e (only d_e rows)"):
+with check("on a 2 x 2 matrix, token_embedding_buggy(1, W) is W[1]"):
+    assert list(token_embedding_buggy(1, [[1.0, 2.0], [3.0, 4.0]])) == [3.0, 4.0], (
+        "write the tutorial's version as it is: return W_e[v]")
+# %% hidden
+with check("'cat' and 'The' raise an IndexError on W_e, id 3 gives a row of N_V"):
     for _token in ("cat", "The"):
         try:
             token_embedding_buggy(vocab.token_to_id(_token), W_e)
         except IndexError:
             continue
         raise AssertionError(f"{_token!r}: expected an IndexError from W_e[v]")
-with check("on PyTorch's layout, transpose(W_e), it returns the token's vector"):
-    _v = vocab.token_to_id("cat")
-    assert list(token_embedding_buggy(_v, transpose(W_e))) == token_embedding(_v, W_e)
-# %% hidden
+    assert len(_row) == N_V
 with check("on a small matrix: a row of W, the column of transpose(W)"):
     _W = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
     assert list(token_embedding_buggy(1, _W)) == [4.0, 5.0, 6.0]
@@ -36,9 +36,9 @@ with check("on transpose(W_e) it agrees with token_embedding for every id"):
 with check("by_token embeds every token of x with token_embedding, in order"):
     assert len(by_token) == len(x), f"{len(by_token)} vectors, not {len(x)}"
     assert [list(_e) for _e in by_token] == [token_embedding(_v, W_e) for _v in x]
-with check("W_p_zero is all zeros, with d_e rows and a column per position of x"):
-    assert len(W_p_zero) == d_e, f"W_p needs d_e = {d_e} rows, like W_e"
-    assert all(len(_r) >= len(x) for _r in W_p_zero), "one column per position of x"
+with check("W_p_zero is a matrix (a list of rows) of zeros"):
+    assert len(W_p_zero) > 0 and all(len(_r) > 0 for _r in W_p_zero), (
+        "W_p_zero: a list of rows, each a list of numbers")
     assert all(_w == 0 for _r in W_p_zero for _w in _r), "every entry must be 0"
 with check("embed(x, W_e, W_p_zero) gives exactly by_token"):
     from tokvec.reference import embed as _embed
@@ -58,13 +58,13 @@ with check("with W_p_zero, embed is the token lookup on other sequences too"):
 with check("paper id 1 is the first column, paper id N_V the last"):
     assert list(paper_token_embedding(1, W_e)) == column(W_e, 0)
     assert list(paper_token_embedding(N_V, W_e)) == column(W_e, N_V - 1)
-with check("the paper's id 0 is rejected with an IndexError"):
+with check("the paper's id 0 is rejected: an IndexError, ValueError or assert"):
     try:
         _e = paper_token_embedding(0, W_e)
-    except IndexError:
+    except (IndexError, ValueError, AssertionError):
         pass
     else:
-        raise AssertionError(f"paper id 0 returned {_e} instead of raising")
+        raise AssertionError("paper id 0 returned a vector instead of raising")
 # %% hidden
 with check("paper id v is the code's column v - 1, for every v"):
     assert all(list(paper_token_embedding(_v, W_e)) == column(W_e, _v - 1)
@@ -74,7 +74,7 @@ with check("on a 2 x 3 matrix: paper id 3 is [3.0, 6.0], paper id 4 raises"):
     assert list(paper_token_embedding(3, _W)) == [3.0, 6.0]
     try:
         paper_token_embedding(4, _W)
-    except IndexError:
+    except (IndexError, ValueError, AssertionError):
         pass
     else:
-        raise AssertionError("paper id N_V + 1 must raise an IndexError")
+        raise AssertionError("paper id N_V + 1 must be rejected")

@@ -43,6 +43,51 @@ with check("it agrees with a double loop over b and t"):
     _one = _np.asarray(gather_embed(_ids[:1, :3], _weight, _table))
     assert _np.allclose(_one, _loop[:1, :3], rtol=0, atol=1e-12), "a 1 x 3 batch"
 
+with check("gather_embed does the gather itself: it does not call embed_numpy"):
+    import dis as _dis
+    import types as _types
+
+    def _code_objects(_code):
+        """_code and the code of the functions, lambdas and comprehensions in it."""
+        yield _code
+        for _const in _code.co_consts:
+            if isinstance(_const, _types.CodeType):
+                yield from _code_objects(_const)
+
+    def _library_calls(_f):
+        """The course's functions _f reaches, through helpers of the notebook."""
+        _banned = {"embed_numpy", "embed", "token_embedding", "positional_embedding"}
+        _allowed = ("tokvec.validate", "tokvec.course")       # checks, feedback
+        _found, _todo, _seen = set(), [_f], set()
+        while _todo:
+            _g = _todo.pop()
+            if id(_g) in _seen:
+                continue
+            _seen.add(id(_g))
+            _refs = [*(_g.__defaults__ or ()), *(_g.__kwdefaults__ or {}).values()]
+            _refs += [_cell.cell_contents for _cell in _g.__closure__ or ()]
+            for _code in _code_objects(_g.__code__):
+                _loads = [(_i.opname, _i.argval) for _i in _dis.get_instructions(_code)]
+                _found |= _banned & {_name for _, _name in _loads}
+                _refs += [_g.__globals__.get(_name) for _op, _name in _loads
+                          if _op in ("LOAD_GLOBAL", "LOAD_NAME")]
+            for _obj in _refs:
+                _module = getattr(_obj, "__module__", None) or ""
+                if _obj is embed_numpy or (
+                        callable(_obj) and _module.split(".")[0] == "tokvec"
+                        and not _module.startswith(_allowed)):
+                    _found.add(getattr(_obj, "__name__", repr(_obj)))
+                elif isinstance(_obj, _types.FunctionType) and (
+                        _obj.__module__ == _f.__module__):
+                    _todo.append(_obj)                         # a helper of yours
+        return _found
+
+    assert isinstance(gather_embed, _types.FunctionType), (
+        "gather_embed: a function you write (def or lambda)")
+    _calls = _library_calls(gather_embed)
+    assert not _calls, (f"gather_embed calls {sorted(_calls)}: index weight and slice "
+                        "table yourself")
+
 # %% vec-ex-buffer | points: 2 | defines: param, before
 with check("param is a TableAsParameter: its table pe is a trainable parameter"):
     assert isinstance(param, TableAsParameter), f"got {type(param).__name__}"
@@ -87,3 +132,61 @@ with check("one_hot holds only zeros and ones"):
     assert int(_oh.sum()) == batch.size
 with check("product is one_hot @ weight"):
     assert _np.array_equal(_prod, _oh @ weight)
+with check("product is computed from a one-hot matrix by a product, not looked up"):
+    import ast as _ast
+
+    def _assigned(_tree, _name):
+        """The expressions the cell _tree assigns to _name."""
+        _values = []
+        for _node in _ast.walk(_tree):
+            if isinstance(_node, _ast.Assign):
+                _targets = [_t for _tg in _node.targets for _t in _ast.walk(_tg)]
+            elif isinstance(_node, (_ast.AnnAssign, _ast.AugAssign, _ast.NamedExpr)):
+                _targets = [_node.target]
+            else:
+                continue
+            if _node.value is not None and any(
+                    isinstance(_t, _ast.Name) and _t.id == _name
+                    and isinstance(_t.ctx, _ast.Store) for _t in _targets):
+                _values.append(_node.value)
+        return _values
+
+    def _reached(_tree, _name):
+        """The nodes _name's value is computed from, through the cell's assignments."""
+        _nodes, _todo, _names = [], _assigned(_tree, _name), {_name}
+        while _todo:
+            for _node in _ast.walk(_todo.pop()):
+                _nodes.append(_node)
+                if isinstance(_node, _ast.Name) and _node.id not in _names:
+                    _names.add(_node.id)
+                    _todo += _assigned(_tree, _node.id)
+        return _nodes, _names
+
+    def _is_product(_node):
+        """A matrix product: @, or matmul, dot, einsum, tensordot or inner."""
+        if isinstance(_node, _ast.BinOp) and isinstance(_node.op, _ast.MatMult):
+            return True
+        _func = getattr(_node, "func", None)
+        _called = getattr(_func, "attr", None) or getattr(_func, "id", None)
+        return isinstance(_node, _ast.Call) and _called in {
+            "matmul", "dot", "einsum", "tensordot", "inner"}
+
+    # the answer's cell: the last cell run before this one that assigns product
+    _answer = None
+    for _source in reversed(list(globals().get("In") or [])):
+        if "Checks(" in _source:
+            continue                                     # a test cell
+        try:
+            _tree = _ast.parse(_source)
+        except SyntaxError:
+            continue
+        if _assigned(_tree, "product"):
+            _answer = _tree
+            break
+    # IPython (every Jupyter, and nbgrader's autograder) keeps the cells run in In
+    assert _answer is not None, "no cell run in this kernel assigns product"
+    _nodes, _names = _reached(_answer, "product")
+    _multiplied = any(isinstance(_node, _ast.BinOp)
+                      and isinstance(_node.op, _ast.Mult) for _node in _nodes)
+    assert any(map(_is_product, _nodes)) or ("one_hot" in _names and _multiplied), (
+        "product: multiply one_hot by weight (one_hot @ weight), not weight[batch]")

@@ -1,10 +1,12 @@
-"""Tests of chapter 10's exercises (tokvec.course.grading reads this file; see its docstring).
+"""Tests of chapter 10's exercises (tokvec.course.grading reads this file; see its
+docstring).
 
-Each section's visible tests go into the student notebook under the exercise; the hidden ones
-only into the grader's copy. The names the tests use are the student's (``defines``) and the
-chapter's own (``median``, ``sizes``, ``fastest``, ``alone``...). Times vary from run to
-run and machine to machine, so no test compares a time with a threshold: the tests check
-what the timed functions compute and how the answers follow from the committed files.
+Each section's visible tests go into the student notebook under the exercise; the hidden
+ones only into the grader's copy. The names the tests use are the student's
+(``defines``) and the chapter's own (``median``, ``sizes``, ``fastest``, ``alone``...).
+Times vary from run to run and machine to machine, so no test compares a time with a
+threshold: the tests check what the timed functions compute and how the answers follow
+from the committed files.
 """
 # ruff: noqa: F821 (the names are defined by the notebook the tests run in)
 
@@ -25,11 +27,17 @@ with check("checked runs embed_numpy, unchecked weight[ids] * sqrt(d) + PE[:T]")
                                rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(unchecked(), weight[ids] * math.sqrt(128) + pe,
                                rtol=1e-6, atol=1e-6)
-with check("share: check_ids alone (committed) over one NumPy call at the largest"):
-    check_alone_us = alone[small]["min_ms"] * 1e3         # faults_file["checks"]
-    assert math.isclose(share, check_alone_us / (median[("numpy", *largest)] * 1e3)), (
-        "share = check_ids alone at the smallest size / one numpy call at the largest")
+with check("share: check_ids alone (committed) as a fraction of one large NumPy call"):
+    assert np.ndim(share) == 0 and np.isreal(share), "share is one number"
+    assert 0 < float(share) < 1, (
+        "share: the committed time of check_ids alone at the smallest size (its "
+        "minimum or median), as a fraction of the committed median time of one "
+        "NumPy call at the largest size")
 # %% hidden
+with check("share is check_ids alone at the smallest size over numpy at the largest"):
+    numpy_ms = median[("numpy", *largest)]
+    assert any(math.isclose(share, alone[small][stat] / numpy_ms)    # faults_file
+               for stat in ("min_ms", "median_ms"))
 with check("checked refuses a negative id; unchecked silently reads the last row"):
     pe = sinusoidal_table_numpy(128, 128, dtype=np.float32)          # (T, d)
     saved = ids[0, 0]
@@ -78,26 +86,40 @@ with check("the cache keeps one table per length"):
     assert table(32) is table(32)
 
 # %% bench-ex-scaling | points: 2 | defines: slope, predicted, k_default, k_control
-with check("slope(impl, sizes): the slope of log(time) against log(B*T*d)"):
+with check("slope(impl, sizes): one exponent, whatever the order of the sizes"):
+    cases = (("python", py_sizes), ("layer", sizes[2:]), ("layer", sizes[:2]))
+    for impl, chosen in cases:
+        got = slope(impl, chosen)
+        assert np.ndim(got) == 0 and math.isfinite(got), f"slope({impl!r}, {chosen})"
+        assert math.isclose(slope(impl, chosen[::-1]), got, rel_tol=1e-9), (
+            f"slope({impl!r}, ...) changes when the sizes come in another order")
+        assert 0 < got < 4, f"slope({impl!r}, {chosen}): time ~ size ** slope"
+with check("predicted: the layer's time (ms) at the largest size, from two below"):
+    assert np.ndim(predicted) == 0 and math.isfinite(predicted), "one time, in ms"
+    assert predicted > median[("layer", *sizes[3])], (
+        "predicted is for 3 times the data of 16 x 512 x 512: more time than there")
+with check("k_default, k_control: the same slope from the minima of both malloc runs"):
+    for name, k_run in (("k_default", k_default), ("k_control", k_control)):
+        assert np.ndim(k_run) == 0 and math.isfinite(k_run), f"{name} is one number"
+        assert 0 < k_run < 10, f"{name}: an exponent, time ~ size ** {name}"
+# %% hidden
+with check("slope is the least-squares slope of log(time) against log(B*T*d)"):
     cases = (("python", py_sizes), ("layer", sizes[2:]), ("layer", sizes[:2]))
     for impl, chosen in cases:
         xs = np.log([math.prod(s) for s in chosen])
         ys = np.log([median[(impl, *s)] for s in chosen])
         want = np.polyfit(xs, ys, 1)[0]
-        got = slope(impl, chosen)
-        assert math.isclose(got, want, rel_tol=1e-6), f"slope({impl!r}, {chosen})"
-with check("predicted: the layer's time at the largest size, from the two sizes below"):
+        assert math.isclose(slope(impl, chosen), want, rel_tol=1e-6), impl
+with check("predicted: time at 16x512x512 times the data growth ** the slope below"):
     n2, n3, n4 = (math.prod(s) for s in (sizes[2], sizes[3], largest))
     t2, t3 = median[("layer", *sizes[2])], median[("layer", *sizes[3])]
     k = math.log(t3 / t2) / math.log(n3 / n2)            # the slope between them
-    assert math.isclose(predicted, t3 * (n4 / n3) ** k, rel_tol=1e-6), (
-        "predicted = time at 16x512x512 * (data growth) ** (slope below)")
-with check("k_default, k_control: the same slope from the minima of both malloc runs"):
+    assert math.isclose(predicted, t3 * (n4 / n3) ** k, rel_tol=1e-6)
+with check("k_default, k_control: log(t1 / t0) / log(growth) of each run's minima"):
     for run, k_run in (("default", k_default), ("control", k_control)):
         t0, t1 = fastest[(run, "layer", *sizes[3])], fastest[(run, "layer", *largest)]
         want = math.log(t1 / t0) / math.log(math.prod(largest) / math.prod(sizes[3]))
         assert math.isclose(k_run, want, rel_tol=1e-6), f"k_{run}"
-# %% hidden
 with check("slope fits other contenders and sizes"):
     cases = (("numpy", sizes), ("compiled", sizes[1:4]), ("in_place", sizes))
     for impl, chosen in cases:

@@ -1,8 +1,12 @@
-"""Tests of chapter 11's exercises (tokvec.course.grading reads this file; see its docstring).
+"""Tests of chapter 11's exercises (tokvec.course.grading reads this file; see its
+docstring).
 
-Each section's visible tests go into the student notebook under the exercise; the hidden ones
-only into the grader's copy. The names the tests use are the student's (``defines``) and the
-chapter's own (``attention``, ``torch``, ``math``...).
+Each section's visible tests go into the student notebook under the exercise; the hidden
+ones only into the grader's copy. The names the tests use are the student's
+(``defines``) and the chapter's own (``attention``, ``torch``, ``math``...). Exercises
+11.1 and 11.3 ask for RoPE written out, so the hidden tests run the student's function
+with the course's ``rope`` switched off (under every name the notebook gives it) and a
+profiler watching for its code.
 """
 # ruff: noqa: F821 (the names are defined by the notebook the tests run in)
 
@@ -19,14 +23,24 @@ with check("the result is real float64, and x is left unchanged"):
     got = rope_complex(x_test)
     assert got.dtype == torch.float64 and not got.is_complex(), f"dtype {got.dtype}"
     assert torch.equal(x_test, before), "rope_complex must not modify its input"
-with check("position 0 is not rotated, position 1 turns pair i by theta_i"):
-    x_test = torch.randn(2, 8, dtype=torch.float64, generator=g)
-    got = rope_complex(x_test)
-    torch.testing.assert_close(got[0], x_test[0], rtol=0, atol=1e-12)
-    theta = 10000.0 ** (-torch.arange(0, 8, 2, dtype=torch.float64) / 8)
-    a, b = x_test[1, 0::2], x_test[1, 1::2]
-    torch.testing.assert_close(got[1, 0::2], a * theta.cos() - b * theta.sin())
-    torch.testing.assert_close(got[1, 1::2], b * theta.cos() + a * theta.sin())
+with check("it works with complex numbers (torch.view_as_complex, torch.polar)"):
+    from torch.overrides import TorchFunctionMode
+
+    class SeeComplex(TorchFunctionMode):
+        seen = False
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            for value in out if isinstance(out, (tuple, list)) else (out,):
+                if torch.is_tensor(value) and value.is_complex():
+                    SeeComplex.seen = True
+            return out
+
+    with SeeComplex():
+        rope_complex(x_test)
+    assert SeeComplex.seen, (
+        "no complex tensor appeared: view each pair as one complex number "
+        "(torch.view_as_complex) and multiply it by torch.polar(...)")
 # %% hidden
 with check("other shapes: one pair, one position, leading dimensions, long inputs"):
     g = torch.Generator().manual_seed(12)
@@ -34,45 +48,46 @@ with check("other shapes: one pair, one position, leading dimensions, long input
         x_test = torch.randn(*shape, dtype=torch.float64, generator=g)
         torch.testing.assert_close(rope_complex(x_test), attention.rope(x_test),
                                    rtol=0, atol=1e-9, msg=f"shape {shape}")
-with check("rope_complex rotates by itself (it does not call attention.rope)"):
+with check("rope_complex rotates by itself: attention.rope never runs inside it"):
     import tokvec.attention as attention_module
+    from tokvec.course.checks import runs_inside
 
-    def refuse(*args, **kwargs):
-        raise AssertionError("rope_complex called attention.rope")
-
-    saved = attention_module.rope
-    attention_module.rope = refuse
-    try:
-        got = rope_complex(x_test)
-    finally:
-        attention_module.rope = saved
-    torch.testing.assert_close(got, attention.rope(x_test), rtol=0, atol=1e-9)
+    assert not runs_inside(attention_module, "rope", rope_complex, x_test,
+                           namespace=globals()), (
+        "rope_complex calls attention.rope (under some name): rotate the pairs "
+        "yourself, with complex numbers")
+    torch.testing.assert_close(rope_complex(x_test), attention.rope(x_test),
+                               rtol=0, atol=1e-9)
 
 # %% pos-ex-spot-cache | points: 2 | defines: xs, W_q, W_k, full, buggy, fixed
-with check("full: the last query's scores against every key of the full sequence"):
+with check("xs, W_q, W_k: token vectors (T, d) and two (d, d) weight matrices"):
     assert torch.is_tensor(xs) and xs.dim() == 2 and len(xs) >= 3, (
         "xs should be a (T, d) tensor of the token vectors, with several positions")
+    assert W_q.shape == W_k.shape == (xs.shape[1], xs.shape[1]), (
+        f"W_q and W_k should be (d, d) with d = {xs.shape[1]}")
+with check("full, buggy and fixed: the new token's scores against the T keys"):
+    for name, value in (("full", full), ("buggy", buggy), ("fixed", fixed)):
+        assert torch.is_tensor(value) and value.numel() == len(xs), (
+            f"{name} should hold one score per key, {len(xs)} of them")
+    tol = 1e-4 * (1 + float(full.abs().max()))
+with check("buggy (the colleague's step) differs from full"):
+    assert not torch.allclose(buggy.reshape(-1), full.reshape(-1),
+                              rtol=1e-3, atol=1e-3), (
+        "buggy should be what the colleague's code gives for the last token of xs")
+with check("fixed (your fixed step) equals full"):
+    torch.testing.assert_close(fixed.reshape(-1), full.reshape(-1), rtol=1e-4, atol=tol)
+# %% hidden
+with check("full: the last query's scores against every key of the full sequence"):
     K_ref = attention.rope(xs @ W_k)
     ref = attention.scores(attention.rope(xs @ W_q), K_ref)[-1]          # (T,)
     tol = 1e-4 * (1 + float(ref.abs().max()))
-    assert full.numel() == len(xs), f"full has {full.numel()} scores, not {len(xs)}"
     torch.testing.assert_close(full.reshape(-1), ref, rtol=1e-4, atol=tol)
-with check("buggy (the colleague's step) is wrong on the earlier keys"):
-    b = buggy.reshape(-1)
-    assert b.shape == ref.shape, f"buggy has shape {tuple(buggy.shape)}"
-    assert not torch.allclose(b[:-1], ref[:-1], rtol=1e-3, atol=1e-3), (
-        "buggy should differ from full: rotate the new token as the colleague does")
-with check("buggy still gets the new token's score with itself right (offset 0)"):
-    torch.testing.assert_close(b[-1], ref[-1], rtol=1e-4, atol=tol)
-with check("fixed (the step with the true position) equals full"):
-    assert fixed.numel() == len(xs), f"fixed has {fixed.numel()} scores, not {len(xs)}"
-    torch.testing.assert_close(fixed.reshape(-1), ref, rtol=1e-4, atol=tol)
-# %% hidden
 with check("buggy is the colleague's code on xs: the new token rotated as position 0"):
     x_last = xs[-1:]
     k_bug = torch.cat([K_ref[:-1], attention.rope(x_last @ W_k)])
     bug_ref = attention.scores(attention.rope(x_last @ W_q), k_bug)[0]
     torch.testing.assert_close(buggy.reshape(-1), bug_ref, rtol=1e-4, atol=tol)
+    torch.testing.assert_close(buggy.reshape(-1)[-1], ref[-1], rtol=1e-4, atol=tol)
 with check("the fix rotates the new query and key by their position t"):
     where = torch.tensor([len(xs) - 1])
     k_fix = torch.cat([K_ref[:-1], attention.rope(x_last @ W_k, where)])
@@ -119,3 +134,12 @@ with check("(c) at s = 2 the score of (m, n) is the plain score at (m / 2, n / 2
                                  attention.rope(k, torch.tensor([n // 2])))
         long = attention.scores(q_long[m:m + 1], k_long[n:n + 1])
         torch.testing.assert_close(long, plain, rtol=1e-12, atol=1e-12)
+with check("it computes the angles itself: attention.rope never runs inside it"):
+    import tokvec.attention as attention_module
+    from tokvec.course.checks import runs_inside
+
+    x_test = torch.randn(2, 24, 16, dtype=torch.float64, generator=g)
+    assert not runs_inside(attention_module, "rope", rope_interpolated, x_test, 3,
+                           namespace=globals()), (
+        "rope_interpolated calls attention.rope (under some name): compute the "
+        "angles (m / s) theta_i and rotate the pairs yourself")

@@ -367,3 +367,27 @@ def test_every_written_answer_has_a_rubric():
     for label, entry in zip(labels, entries):
         entry = entry.split("\n## ")[0]
         assert "Key points" in entry and len(re.findall(r"^  - \S", entry, re.M)) >= 2, label
+
+
+def test_runs_inside_sees_a_function_under_any_name():
+    import functools
+    import types
+
+    from tokvec.course.checks import runs_inside
+
+    module = types.ModuleType("fake")
+    exec("def double(x):\n    return 2 * x\n", vars(module))
+    alias = module.double
+
+    def by_default(x, f=module.double):
+        return f(x)
+
+    partial = functools.partial(module.double)
+    assert runs_inside(module, "double", lambda x: module.double(x), 3)
+    assert runs_inside(module, "double", lambda x: alias(x), 3, namespace={"alias": alias})
+    assert runs_inside(module, "double", by_default, 3)
+    assert runs_inside(module, "double", partial, 3)
+    assert not runs_inside(module, "double", lambda x: x + x, 3)
+    assert module.double is alias                      # restored
+    with pytest.raises(ZeroDivisionError):
+        runs_inside(module, "double", lambda x: x / 0, 3)

@@ -26,7 +26,7 @@ import sys
 import traceback
 import warnings
 
-__all__ = ["Checks"]
+__all__ = ["Checks", "runs_inside"]
 
 PASS, FAIL = "\u2713", "\u2717"
 
@@ -116,3 +116,41 @@ class Checks:
         if self.failed:
             raise AssertionError(f"{self.name}: {len(self.failed)} of {len(self.results)} tests fail: "
                                  + "; ".join(self.failed))
+
+
+def runs_inside(module, name: str, f, *args, namespace: dict | None = None) -> bool:
+    """Whether ``module.<name>`` (a function) runs while ``f(*args)`` does, under any name.
+
+    For the tests of an exercise that asks to write something the course's package already has:
+    the function is switched off (it raises) in ``module``, in ``f``'s globals and in
+    ``namespace`` (the notebook's), under every name bound to it there, and a profile hook sees
+    its code run even when the answer reached it some other way (a default argument, a closure,
+    ``functools.partial``). Everything is restored afterwards. An exception ``f`` raises for
+    another reason is raised again."""
+    target, ran = getattr(module, name), []
+
+    def refuse(*_args, **_kwargs):
+        ran.append(True)
+        raise AssertionError(f"{module.__name__}.{name} is switched off here")
+
+    def watch(frame, event, _arg):
+        if event == "call" and frame.f_code is target.__code__:
+            ran.append(True)
+
+    spaces = [vars(module), getattr(f, "__globals__", {})] + ([namespace] if namespace is not None else [])
+    bound = [(space, key) for space in spaces for key, value in list(space.items()) if value is target]
+    previous = sys.getprofile()
+    try:
+        for space, key in bound:
+            space[key] = refuse
+        sys.setprofile(watch)
+        try:
+            f(*args)
+        except Exception:
+            if not ran:
+                raise
+    finally:
+        sys.setprofile(previous)
+        for space, key in bound:
+            space[key] = target
+    return bool(ran)

@@ -182,6 +182,22 @@ def graded_words(todo, label: str, words: str):
     return cell
 
 
+class _Graded:
+    """What :func:`tokvec.course.student.student_notebook` calls to make nbgrader's cells."""
+
+    def __init__(self, tests: dict[str, Exercise], file: Path):
+        self.tests, self.file = tests, file
+
+    def code(self, todo, label: str, name: str, solution_code: list[str]) -> list:
+        if label not in self.tests:
+            raise ValueError(f"exercise {label!r} has a code solution but no tests: add a "
+                             f"'# %% {label} | points: N' section to {self.file}")
+        return graded_cells(todo, self.tests[label], name, solution_code)
+
+    def words(self, todo, label: str, words: str):
+        return graded_words(todo, label, words)
+
+
 def source_notebooks(chapters: Path, tests: Path, stems: list[str] | None = None) -> dict[str, object]:
     """nbgrader's source notebook for every chapter (or those in ``stems``): ``{stem: notebook}``."""
     from tokvec.course.student import Context, student_notebook
@@ -200,7 +216,7 @@ def source_notebooks(chapters: Path, tests: Path, stems: list[str] | None = None
     for path in paths:
         file = tests / f"{path.stem}.py"
         spec = read_tests(file) if file.exists() else {}
-        nb = student_notebook(nbformat.read(path, as_version=4), contexts[path.stem], tests=spec)
+        nb = student_notebook(nbformat.read(path, as_version=4), contexts[path.stem], _Graded(spec, file))
         graded = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells if "nbgrader" in c.metadata}
         unknown = sorted(set(spec) - graded)
         if unknown:

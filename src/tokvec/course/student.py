@@ -399,17 +399,17 @@ def _prose(markdown: str) -> bool:
     return len(re.findall(r"[A-Za-z]{2,}", text)) >= 3
 
 
-def student_notebook(nb, ctx: Context | None = None, tests: dict | None = None):
+def student_notebook(nb, ctx: Context | None = None, graded=None):
     """Return a copy of ``nb`` for students: solutions replaced by TODO cells, the MyST of every
     markdown cell turned into plain Markdown, all outputs cleared. ``ctx`` says what roles and
     exercise numbers resolve to (:meth:`Context.for_folder`); without it, citations print their
     keys and exercises are numbered from 1.
 
-    With ``tests`` (exercise label -> :class:`tokvec.course.grading.Exercise`, from ``grading/``)
-    the result is nbgrader's *source* notebook instead: each code exercise's TODO cell holds the
-    solution between ``### BEGIN SOLUTION`` and ``### END SOLUTION`` (nbgrader puts the TODO's
-    ``print`` in its place), and a locked test cell with its points follows it. Every code
-    exercise must then have tests."""
+    With ``graded`` (what :func:`tokvec.course.grading.source_notebooks` passes: an object with
+    ``code(todo, label, name, solution_code)`` returning the cells that replace a TODO code cell,
+    and ``words(todo, label, words)`` returning the cell that replaces a "*Your answer*" cell) the
+    result is nbgrader's *source* notebook instead: the solutions inside nbgrader's markers, a
+    locked test cell after each code answer."""
     ctx = ctx or Context()
     out = copy.deepcopy(nb)
     cells, kept_text, number, imported = [], [], [0], set()
@@ -430,19 +430,14 @@ def student_notebook(nb, ctx: Context | None = None, tests: dict | None = None):
         if solution_code:
             cells.append(_todo_code(f"{name} ({label})" if label in ctx.exercises else name,
                                     _needed_imports(solution_code, imported), f"todo-{label}"[:64]))
-            if tests is not None:
-                if label not in tests:
-                    raise ValueError(f"exercise {label!r} has a code solution but no tests: add a "
-                                     f"'# %% {label} | points: N' section to its file in grading/")
-                from tokvec.course.grading import graded_cells  # nbformat is there already
-                cells[-1:] = graded_cells(cells[-1], tests[label], name, solution_code)
+            if graded is not None:
+                cells[-1:] = graded.code(cells[-1], label, name, solution_code)
         if solution_words and _prose("".join(solution_words)) or not solution_code:
             cells.append(_todo_words(f"{name}, {label}" if label in ctx.exercises else name,
                                      f"todo-{label}-words"[:64]))
-            if tests is not None:
-                from tokvec.course.grading import graded_words
+            if graded is not None:
                 words = myst_to_markdown(_START.sub("", _END.sub("", "".join(solution_words))), ctx)
-                cells[-1] = graded_words(cells[-1], label, words)
+                cells[-1] = graded.words(cells[-1], label, words)
 
     for cell in nb.cells:
         if cell.cell_type == "code":
