@@ -11,11 +11,14 @@ Measurements beside the timing run of :mod:`tokvec.bench.cpu`, not inside it:
   ``getrusage``, read before and after every call), for the contenders of
   :func:`tokvec.bench.cpu.contenders` in the same rotating rounds as :func:`tokvec.bench.cpu.run`.
   A minor fault is the kernel handing the process a page it has not touched before, zeroed.
-  glibc's ``malloc`` serves a request at or above its *mmap threshold* with a mapping of its own
-  and unmaps it when the block is freed, so such a tensor is fresh memory on every call. The
-  threshold starts at 128 KiB and adapts: when a block that was itself mmapped is freed, and it
-  is at most ``DEFAULT_MMAP_THRESHOLD_MAX`` (32 MiB with 64-bit glibc), the threshold becomes that
-  block's size and the trim threshold twice that. The size counts malloc's header and alignment
+  glibc's ``malloc`` first looks for a free block, or free space at the top of its heap, big
+  enough; only when none fits does its *mmap threshold* decide: a request at or above it gets a
+  mapping of its own, unmapped when the block is freed, so such a tensor is fresh memory on every
+  call that finds no free block for it (``mapped=True`` records, per call, which it was:
+  :func:`glibc_heap`). The threshold starts at 128 KiB and rises: when a block that was itself
+  mmapped is freed, and it is larger than the threshold and at most
+  ``DEFAULT_MMAP_THRESHOLD_MAX`` (32 MiB with 64-bit glibc), the threshold becomes that block's
+  size and the trim threshold twice that. The size counts malloc's header and alignment
   slack, so a tensor of exactly 32 MiB stays above it too. Smaller blocks are served from the heap
   and, once the heap has grown to fit them (a few calls: ``faults_max``), reused: a steady state,
   hence medians. :func:`main` counts twice: as the library runs by default, and, as the control,
@@ -41,6 +44,8 @@ as long as the code itself always does the same work.
 from __future__ import annotations
 
 import argparse
+import ctypes
+import functools
 import json
 import math
 import os
@@ -62,8 +67,8 @@ from tokvec.layers import TransformerEmbedding
 from tokvec.validate import check_ids
 
 __all__ = ["CHECK_BEFORE", "KEEP_LARGE_BLOCKS", "alternate_allocators", "count_faults",
-           "count_faults_in_subprocess", "main", "memory_setting", "time_checks", "time_copy",
-           "time_layer_parts"]
+           "count_faults_in_subprocess", "glibc_heap", "main", "memory_setting", "time_checks",
+           "time_copy", "time_layer_parts"]
 
 #: The control's allocator setting (an environment variable read by glibc at start-up): serve
 #: blocks up to 128 MiB from the process's own heap (``mmap_threshold``), and give free memory
@@ -88,19 +93,31 @@ def _summary(ts: list[float]) -> dict:
             "median_ms": round(statistics.median(ts), 5), "repeats": len(ts)}
 
 
-def _faults_and_times(fns: dict, rounds: int) -> tuple[dict, dict]:
+def _faults_and_times(fns: dict, rounds: int, mapped: bool = False) -> tuple[dict, dict, dict]:
     """Call every function once per round, in :func:`call_order`; each call's minor page faults
-    and its time in milliseconds, by key."""
+    and its time in milliseconds, by key. With ``mapped``, also how many more blocks with a
+    mapping of their own glibc held while the call's output was alive than before the call
+    (:func:`glibc_heap`; None without glibc); the output then stays alive until after the count,
+    so the time leaves out its free."""
     faults = {key: [] for key in fns}
     times = {key: [] for key in fns}
+    fresh = {key: [] for key in fns}
     for _, key in call_order(list(fns), rounds):
+        out = None
+        heap = glibc_heap() if mapped else None
         before = minor_faults()
         start = time.perf_counter()
-        fns[key]()
+        if mapped:
+            out = fns[key]()
+        else:
+            fns[key]()                                           # freed inside the timing
         stop = time.perf_counter()
         faults[key].append(minor_faults() - before)
         times[key].append((stop - start) * 1e3)
-    return faults, times
+        if mapped:
+            fresh[key].append(None if heap is None else glibc_heap()["mapped_blocks"] - heap["mapped_blocks"])
+            del out
+    return faults, times, fresh
 
 
 def memory_setting() -> dict:
@@ -127,10 +144,41 @@ def memory_setting() -> dict:
             "last_cache": f"L{largest[0]} {largest[1]}" if largest else None}
 
 
+class _Mallinfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2`` (``mallinfo(3)``), every field a ``size_t``."""
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
+        "keepcost")]
+
+
+@functools.cache
+def _mallinfo2() -> Callable[[], _Mallinfo2] | None:
+    """The C library's ``mallinfo2``, or None where it has none (not glibc, or before 2.33)."""
+    try:
+        fn = ctypes.CDLL(None).mallinfo2                   # the process's own C library
+    except (OSError, AttributeError, TypeError):
+        return None
+    fn.restype = _Mallinfo2
+    return fn
+
+
+def glibc_heap() -> dict | None:
+    """What glibc's ``malloc`` holds now, by its own count (``mallinfo2``, ``mallinfo(3)``):
+    ``heap_bytes`` (``arena``: the memory its heaps hold from the kernel, free blocks included)
+    and ``mapped_blocks`` (``hblks``: live blocks that have a mapping of their own). Take it before
+    and after a call, with the call's output still alive: one more mapped block means the output
+    got fresh pages; none means it came from the heap. None where the C library is not glibc."""
+    fn = _mallinfo2()
+    if fn is None:
+        return None
+    info = fn()
+    return {"heap_bytes": info.arena, "mapped_blocks": info.hblks}
+
+
 def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: int = 4096,
                  repeats: int = 100, warmup: int = 3, seed: int = 0, compile: bool = True,
                  malloc: str = "default", impls: Sequence[str] | None = None,
-                 log: Callable[[str], None] | None = None) -> list[dict]:
+                 mapped: bool = False, log: Callable[[str], None] | None = None) -> list[dict]:
     """Minor page faults and time per call, for every CPU contender but pure Python, at every size.
 
     The contenders are those of :func:`tokvec.bench.cpu.run` (or only ``impls``) and are called
@@ -139,7 +187,12 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
     finds free is what it found in the timing run. A record holds ``malloc`` (a label for the
     allocator setting of this process), ``impl, batch, seq_len, d_model, vocab_size, out_bytes``
     (of the float32 output), ``faults_median, faults_min, faults_max`` (per call, over the
-    rounds), ``min_ms, median_ms`` and ``repeats``.
+    rounds), ``min_ms, median_ms`` and ``repeats``. With ``mapped``, each record also holds
+    ``calls``: per call, in its round's order, ``[faults, mapped]``, where ``mapped`` is how many
+    more blocks with a mapping of their own glibc held while the call's output was alive (1 for
+    an output that got fresh pages, 0 for one from the heap; None without glibc:
+    :func:`glibc_heap`). It tells why a call took the faults it took; the outputs then stay
+    alive until after the count, so the times leave out their free.
     """
     records = []
     with torch.inference_mode():
@@ -150,7 +203,7 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
             for _, fn in chosen:                                 # warm up (and compile) everyone
                 for _ in range(warmup):
                     fn()
-            faults, times = _faults_and_times(dict(chosen), repeats)           # as in cpu.run
+            faults, times, fresh = _faults_and_times(dict(chosen), repeats, mapped)   # as in cpu.run
             for name, _ in chosen:
                 f, ts = faults[name], times[name]
                 records.append({"malloc": malloc, "impl": name, "batch": B, "seq_len": T, "d_model": d,
@@ -158,6 +211,8 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
                                 "faults_median": statistics.median(f), "faults_min": min(f),
                                 "faults_max": max(f), "min_ms": round(min(ts), 4),
                                 "median_ms": round(statistics.median(ts), 4), "repeats": len(ts)})
+                if mapped:
+                    records[-1]["calls"] = [list(c) for c in zip(f, fresh[name])]
                 if log:
                     log(f"{malloc[:14]:>14} {name:>10}  B={B:<3} T={T:<4} d={d:<4} faults/call "
                         f"{statistics.median(f):8.0f}  (output {B * T * d * 4 / 2**20:4.0f} MiB)  "
@@ -340,7 +395,7 @@ def time_copy(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, rounds: 
         for fn in fns.values():
             for _ in range(warmup):
                 fn()
-        faults, times = _faults_and_times(fns, rounds)
+        faults, times, _ = _faults_and_times(fns, rounds)
     records = []
     for (name, B, T, d), ts in times.items():
         out_bytes = B * T * d * 4
