@@ -150,6 +150,7 @@ GLIBC_4K = (
     and os.environ.get("THP_MEM_ALLOC_ENABLE", "0") in ("", "0")
     and not os.environ.get("LD_PRELOAD") and not os.environ.get("GLIBC_TUNABLES")
     and not any(name.startswith("MALLOC_") for name in os.environ)
+    and parts.glibc_heap() is not None                     # glibc 2.33 or later (mallinfo2)
 )
 CONTENDERS_BUT_PYTHON = [i for i in cpu.CONTENDERS if i != "python"]
 
@@ -165,15 +166,18 @@ def test_count_faults_counts_every_contender_in_rounds():
         assert r["out_bytes"] == r["batch"] * r["seq_len"] * r["d_model"] * 4
 
 
-@pytest.mark.skipif(not GLIBC_4K, reason="fault counts are those of glibc with 4 KiB pages")
+@pytest.mark.skipif(not GLIBC_4K, reason="fault counts are those of glibc 2.33+ with 4 KiB pages")
 def test_a_48_mib_output_is_a_mapping_of_its_own_or_a_free_block_of_the_heap():
     """Counts, not times, call by call, beside glibc's own count of its mapped blocks. With the
     default allocator, the layer's 48 MiB output at 16x1024x768 is above every mmap threshold: a
     call whose output got a mapping of its own takes one fault per 4 KiB page (plus malloc's
-    header page); one served from a free block the heap already held takes none (the heap
-    cannot grow for it: growing is what the threshold forbids). After the warm-up the 16 MiB
-    output at 16x512x512 never gets a mapping and takes no fault in the median. The same code in
-    a process whose glibc keeps large blocks (the control) maps neither."""
+    header page); one served from a free block the heap already held takes none (above the
+    threshold glibc maps rather than grows the heap, unless mapping fails). How many calls find
+    such a block depends on the heap's history (the 16 MiB blocks of the smaller size, freed in
+    the same process, can leave one); the test that builds both cases on purpose is
+    test_a_free_block_of_the_heap_serves_a_request_above_the_threshold. After the warm-up the
+    16 MiB output at 16x512x512 never gets a mapping and takes almost no fault in the median. The
+    same code in a process whose glibc keeps large blocks (the control) maps neither."""
     sizes = [(16, 512, 512), (16, 1024, 768)]
     options = {"sizes": sizes, "repeats": 6, "warmup": 2, "compile": False, "mapped": True}
     default = parts.count_faults_in_subprocess("", **options)       # fresh processes: a long
@@ -191,10 +195,10 @@ def test_a_48_mib_output_is_a_mapping_of_its_own_or_a_free_block_of_the_heap():
                 assert pages < faults <= pages + 3 if mapped else faults <= 2, (
                     f"{r['impl']}, faults and mapped blocks per call: {r['calls']}")
     mapped = {(r["malloc"], r["d_model"]): sum(m for _, m in r["calls"]) for r in one_new_tensor}
-    assert mapped[("default", 768)] >= 1                  # the threshold at work
     assert mapped[("default", 512)] == 0
     assert mapped[(parts.KEEP_LARGE_BLOCKS, 768)] == mapped[(parts.KEEP_LARGE_BLOCKS, 512)] == 0
-    assert all(r["faults_median"] == 0 for r in one_new_tensor if r["d_model"] == 512 or r["malloc"] != "default")
+    assert all(r["faults_median"] / (r["out_bytes"] / 4096) < 0.01
+               for r in one_new_tensor if r["d_model"] == 512 or r["malloc"] != "default")
 
 
 HEAP_REUSE = """
@@ -215,7 +219,7 @@ print(json.dumps({"first": first, "blocks": seen, "freed": freed, "big": new(48 
 """
 
 
-@pytest.mark.skipif(not GLIBC_4K, reason="fault counts are those of glibc with 4 KiB pages")
+@pytest.mark.skipif(not GLIBC_4K, reason="fault counts are those of glibc 2.33+ with 4 KiB pages")
 @pytest.mark.parametrize("fence", ["fence", "none"])
 def test_a_free_block_of_the_heap_serves_a_request_above_the_threshold(fence):
     """The mmap threshold decides only for a request that no free block can hold (mallopt(3)).
@@ -238,7 +242,8 @@ def test_a_free_block_of_the_heap_serves_a_request_above_the_threshold(fence):
         assert seen["freed"] == 0 and seen["big"] == [0, 0], seen      # no fault, no new mapping
     else:
         assert seen["freed"] >= 64 * 2**20, seen                      # back to the kernel
-        assert seen["big"] == [12289, 1], seen         # 48 MiB in pages, plus malloc's header
+        pages = 48 * 2**20 // 4096                     # a fault per page, plus malloc's header
+        assert seen["big"][1] == 1 and pages < seen["big"][0] <= pages + 3, seen
 
 
 def test_call_order_rotates_the_rounds_and_drops_a_contender_after_its_last_round():
