@@ -324,6 +324,56 @@ def test_solutions_score_every_point_and_the_blank_handout_zero(tmp_path):
                 assert "not done yet" in "".join(o.get("text", "") for o in cell.outputs), path.name
 
 
+#: Wrong answers a student could hand in for real exercises: (chapter, exercise) -> the whole
+#: answer cell. The last three keep an error of the source tutorials that the exercise is about.
+WRONG_ANSWERS = {
+    # paper ids 1..N_V used as code ids 0..N_V-1
+    ("04_token_embedding", "alg1-ex-paper-ids"):
+        "def paper_token_embedding(v, W_e):\n    return token_embedding(v, W_e)\n",
+    # BERT's context length taken for GPT-2's
+    ("05_positional_embedding", "alg2-ex-count"):
+        "l_max_bert, d_e_bert = 512, 768\nlearned = 768 * 512\ntoken_table = 768 * 50257\n",
+    # the base asked for, 1000, left at the default, 10000
+    ("06_why_sinusoids", "sin-ex-base"):
+        "omega_1000 = frequencies(d_e)\nlam_1000 = [2 * math.pi / w for w in omega_1000]\n"
+        "W_1000 = sinusoidal_positions(d_e, 64)\n",
+    # the Haiku tutorial's discarded update: JAX's functional update computed and thrown away
+    ("07_common_mistakes", "bug-ex-discarded"):
+        "pe = zeros((max_len, d_model))\nat_set(pe, np.s_[:, 0::2], np.sin(position * div_term))\n"
+        "at_set(pe, np.s_[:, 1::2], np.cos(position * div_term))\n",
+    # the walkthrough's exponent kept: the sine and cosine of a pair get different frequencies
+    ("07_common_mistakes", "bug-ex-exponent"):
+        "def pair_sums(vector):\n    return [round(vector[2 * k] ** 2 + vector[2 * k + 1] ** 2, 4)\n"
+        "            for k in range(len(vector) // 2)]\n\n"
+        "def fixed_positional_embedding_matrix(d, l_max):\n"
+        "    return {t: [(math.sin if i % 2 == 0 else math.cos)(t / l_max ** (2 * i / d))\n"
+        "                for i in range(d)] for t in range(l_max)}\n",
+    # the walkthrough's index typo W_p[:, x[t]], shown on ids equal to their positions: unseen
+    ("07_common_mistakes", "bug-ex-position-lookup"):
+        "x = [0, 1, 2]\nwrong = embed_walkthrough_formula(x, W_e, W_p)\nright = embed(x, W_e, W_p)\n",
+}
+
+
+@pytest.mark.slow
+def test_a_wrong_answer_scores_nothing_on_its_exercise_and_full_points_elsewhere(tmp_path):
+    """The solutions with one answer swapped for a wrong one, a chapter each: that exercise
+    scores 0, every other exercise of the chapter its full points."""
+    stems = sorted({stem for stem, _ in WRONG_ANSWERS})
+    sources = source_notebooks(ROOT / "chapters", ROOT / "grading", stems)
+    release(ROOT / "chapters", ROOT / "grading", tmp_path / "release", tmp_path / "handout", stems)
+    for (stem, label), answer in WRONG_ANSWERS.items():
+        handout = nbformat.read(tmp_path / "handout" / f"{stem}.ipynb", as_version=4)
+        _submit(tmp_path / "in", label, _answer(solved(handout, sources[stem]), label, answer), stem)
+    rows = {r["student"]: r for r in grade(tmp_path / "in", tmp_path / "grades.csv", ROOT / "chapters",
+                                          ROOT / "grading", tmp_path / "course")}
+    full = rows["(max points)"]
+    for (stem, label), _ in WRONG_ANSWERS.items():
+        row = rows[label]
+        assert row[label] == "0" and not row["notes"], row
+        others = [k for k in read_tests(ROOT / "grading" / f"{stem}.py") if k != label]
+        assert others and all(row[k] == full[k] for k in others), row
+
+
 def test_term_plan_of_the_instructor_guide_matches_the_test_files():
     """Every chapter is in one week of the plan, with its exercises and points as grading/ sets them."""
     guide = (ROOT / "instructors.md").read_text(encoding="utf-8")
