@@ -135,9 +135,12 @@ def test_available_only_with_cuda():
     assert fused.available() is CUDA
 
 
+NO_CUDA = "no CUDA GPU on this machine: compiled-kernel checks not run here"
+
+
 @pytest.mark.gpu
-@pytest.mark.skipif(not CUDA, reason="no CUDA GPU on this machine: compiled-kernel checks not run here")
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32])
+@pytest.mark.skipif(not CUDA, reason=NO_CUDA)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32, torch.float16])
 @pytest.mark.parametrize("B,T,D", [(4, 129, 1000), (1, 1, 4096), (3, 2048, 768)])
 def test_compiled_kernel_keeps_its_promise_on_cuda(dtype, B, T, D):
     torch.manual_seed(0)
@@ -150,9 +153,64 @@ def test_compiled_kernel_keeps_its_promise_on_cuda(dtype, B, T, D):
     ref = reference(ids, weight, table, math.sqrt(D))
     if dtype == torch.bfloat16:
         bfloat16_promise(out, ref, magnitude(ids, weight, table, math.sqrt(D)))
+    elif dtype == torch.float16:
+        assert ((out.double() - ref).abs() <= step(ref, torch.float16).clamp_min(2.0**-24)).all()
     else:
         size = magnitude(ids, weight, table, math.sqrt(D))
         assert ((out.double() - ref).abs() <= 2 * step(size, torch.float32)).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason=NO_CUDA)
+@pytest.mark.parametrize("table_dtype", [torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("ids_dtype", [torch.int32, torch.uint8])
+def test_compiled_kernel_takes_other_tables_and_ids_on_cuda(table_dtype, ids_dtype):
+    torch.manual_seed(1)
+    weight = torch.randn(97, 1000, device="cuda").to(torch.bfloat16)
+    table = torch.from_numpy(sinusoidal_table_numpy(17, 1000)).to("cuda", table_dtype)
+    ids = torch.randint(0, 97, (3, 17), device="cuda").to(ids_dtype)
+    out = fused.fused_embedding(ids, weight, table, math.sqrt(1000))
+    ref = reference(ids.long(), weight, table, math.sqrt(1000))
+    bfloat16_promise(out, ref, magnitude(ids.long(), weight, table, math.sqrt(1000)))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason=NO_CUDA)
+def test_compiled_kernel_puts_each_sequence_at_its_own_offset_on_cuda():
+    torch.manual_seed(2)
+    B, T, D, L = 64, 3, 4096, 4096
+    weight = torch.randn(32000, D, device="cuda").to(torch.bfloat16)
+    table = torch.from_numpy(sinusoidal_table_numpy(L, D)).float().cuda()
+    ids = torch.randint(0, 32000, (B, T), device="cuda")
+    offsets = torch.randint(0, L - T + 1, (B,), device="cuda")
+    out = fused.fused_embedding(ids, weight, table, 64.0, offsets=offsets)
+    positions = offsets[:, None] + torch.arange(T, device="cuda")
+    ref = weight.double()[ids] * 64.0 + table.double()[positions]
+    size = torch.maximum((weight.double()[ids] * 64.0).abs(), table.double()[positions].abs())
+    bfloat16_promise(out, ref, size)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason=NO_CUDA)
+def test_compiled_kernel_writes_nothing_past_the_end_and_survives_bad_ids_on_cuda():
+    torch.manual_seed(3)
+    B, T, D = 3, 17, 1000
+    weight, ids = torch.randn(11, D, device="cuda"), torch.randint(0, 11, (B, T), device="cuda")
+    table = torch.from_numpy(sinusoidal_table_numpy(T, D)).float().cuda()
+    launch = fused.launch_grid(B, T, D)
+    buffer = torch.full((B * T * D + 4096,), float("nan"), device="cuda")
+    fused.kernel(interpret=False)[launch.grid](ids, weight, table, buffer, ids, B, T, 11, T, 2.0,
+                                               launch.seqs_per_program, D=D, BLOCK_T=launch.block_t,
+                                               BLOCK_D=launch.block_d, PER_SEQUENCE=False)
+    assert buffer[B * T * D:].isnan().all(), "a write past the end of the output"
+    assert torch.allclose(buffer[: B * T * D].view(B, T, D), weight[ids] * 2.0 + table, atol=1e-5, rtol=0)
+    bad = ids.clone()
+    bad[1, 2] = 11
+    with pytest.raises(IndexError, match="token id 11 at index \\(1, 2\\)"):
+        fused.fused_embedding(bad, weight, table, 2.0)
+    unchecked = fused.fused_embedding(bad, weight, table, 2.0, check=False)      # never an out-of-bounds read
+    assert unchecked[1, 2].isnan().all() and int(unchecked.isnan().sum()) == D
+    assert (torch.ones(4, device="cuda") + 1).sum().item() == 8                   # the context lives on
 
 
 @pytest.mark.parametrize("bad", [-1, 5])
@@ -219,8 +277,9 @@ def test_the_interpreted_kernel_itself_writes_every_element_once_and_nothing_pas
     table = torch.from_numpy(sinusoidal_table_numpy(T, D)).float()
     launch = fused.launch_grid(B, T, D, block_t=block_t, block_d=block_d, min_programs=min_programs)
     buffer = torch.full((B * T * D + 64,), float("nan"))
-    fused.kernel(interpret=True)[launch.grid](ids, weight, table, buffer, B, T, D, 2.0, launch.seqs_per_program,
-                                              BLOCK_T=launch.block_t, BLOCK_D=launch.block_d)
+    fused.kernel(interpret=True)[launch.grid](ids, weight, table, buffer, ids, B, T, 7, T, 2.0,
+                                              launch.seqs_per_program, D=D, BLOCK_T=launch.block_t,
+                                              BLOCK_D=launch.block_d, PER_SEQUENCE=False)
     assert buffer[B * T * D:].isnan().all(), "a write past the end of the output"
     assert torch.allclose(buffer[: B * T * D].view(B, T, D), weight[ids] * 2.0 + table, atol=1e-6, rtol=0)
 

@@ -1,4 +1,4 @@
-"""A fused input-layer kernel in Triton: ``out = weight[ids] * scale + table[:T]`` in one pass.
+"""A fused input-layer kernel in Triton: ``out = weight[ids] * scale + table[pos]`` in one pass.
 
 Taught in chapter 10.1, "Making it fast on a GPU" (``chapters/10b_making_it_fast.ipynb``). The
 source tutorials' eager expression runs three kernels (gather, multiply, add) and moves the
@@ -6,43 +6,55 @@ output-sized tensor through memory six times; this kernel reads each table row o
 positional tile once per slice of the batch and reuses it for every sequence of that slice, and
 writes each output element once (:mod:`tokvec.bench.roofline` counts the bytes).
 
-* The arithmetic is done in float32 and rounded **once** to the output dtype, not three times
-  as in eager bfloat16. A bfloat16 result is within one bfloat16 step of the float64 value, and
-  equals that value rounded once except next to a rounding boundary, where the float32 error
-  can tip it over (a few elements in a million; ``tests/test_fused.py``).
+* Positions: token ``t`` of every sequence sits at position ``t`` (``table[:T]``, a training
+  batch), or, with ``offsets``, token ``t`` of sequence ``b`` sits at ``offsets[b] + t``: the
+  batches a server decodes, where every sequence has its own length. With offsets each sequence
+  reads its own positional rows, so the tile is no longer shared across the batch.
+* The arithmetic is done in float32 and rounded **once** to the output dtype. A bfloat16 result
+  is within one bfloat16 step of the float64 value, and equals that value rounded once except
+  next to a rounding boundary, where the float32 error can tip it over (a few elements in a
+  million; ``tests/test_fused.py``).
 * Grid (:func:`launch_grid`): one program per (block of positions, block of features, slice of
   the batch). A program loads its positional tile, then loops over the sequences of its slice,
   gathering ``BLOCK_T`` rows of ``BLOCK_D`` contiguous features each (contiguous loads that the
   compiler can vectorize). The blocks shrink to the tensor (``T = 1``: one position per
   program, none masked), and the batch is split only when the tiles alone would leave the GPU
   with fewer than ``min_programs`` programs (a decoding step, ``T = 1``, has few tiles).
+* ``d_model`` is a compile-time constant of the kernel (``D: tl.constexpr``, one compilation per
+  width, as a model has one): the compiler then knows every row starts on a 16-byte boundary
+  when ``d`` allows it, and uses 16-byte vector loads for any such ``d``, not only for multiples
+  of 16 (the only divisibility Triton infers for an integer argument).
 * The tile is (positions x contiguous features): along a row of the tile, neighbouring threads
   read neighbouring addresses, so a warp's loads of one table row coalesce into a few wide
   memory transactions (512 bytes for 256 bfloat16 features), and a thread that holds several
-  contiguous elements loads them with one vector instruction of up to 16 bytes. A tile that ran
-  down a column (one feature of many rows) would scatter them.
-* :func:`fused_embedding` checks the ids first (:func:`tokvec.validate.check_ids`): a bad id is a
-  Python error, never an out-of-bounds read on the GPU (which returns garbage, or faults with an
-  "illegal memory access" that, like a device-side assert, leaves the CUDA context unusable).
+  contiguous elements loads them with one vector instruction of up to 16 bytes.
+* Bad ids: :func:`fused_embedding` checks the ids (and offsets) first
+  (:func:`tokvec.validate.check_ids`): a bad id is a Python error that names it. The kernel also
+  guards itself: an id outside ``0..N_V-1`` or a position outside the table is never read
+  (no out-of-bounds access, no "illegal memory access" that would end the CUDA context); its row
+  of the output is NaN. That guard is what ``check=False`` relies on, for ids checked before.
 * Output dtypes: float32, float16 and bfloat16. A float64 weight is refused: the kernel computes
   in float32, so a float64 output would silently carry float32's error.
 * Forward only: there is no backward, so tensors that require gradients are refused while
   autograd records (use :class:`tokvec.layers.TransformerEmbedding` to train).
-  :class:`~tokvec.layers.TransformerEmbedding` never calls this kernel by itself.
+* The host side is cheap when called again with the same shape: the grid of each shape is
+  computed once (:func:`launch_grid` caches it), and ``check=False`` skips the id check's
+  read-back. A decoding loop that needs still less captures the call in a CUDA graph
+  (chapter 10.1 measures both).
 
 Triton compiles for CUDA GPUs. Without one, ``interpret=True`` runs the same kernel in Triton's
 interpreter on CPU tensors: far too slow for real use, but it lets the tests check the kernel's
 indexing, masking and rounding on any Linux machine. (Triton 3.7's interpreter converts float32
-to bfloat16 by cutting the low bits off, where a GPU rounds to nearest: on the CPU a bfloat16
-result can be one step off the GPU's.) Its speed has not been measured yet: that needs a GPU
-(see ``benchmarks/README.md``).
+to bfloat16 by cutting the low bits off, where a GPU rounds to nearest, and it rounds
+``row * scale + pe`` twice where the compiled kernel uses one fused multiply-add: on the CPU a
+result can be one step off the GPU's.)
 """
 
 from typing import NamedTuple
 
 import torch
 
-from tokvec.validate import check_ids, positive_int
+from tokvec.validate import check_ids, check_offsets, positive_int
 
 try:                                   # triton ships for Linux x86-64 only; elsewhere: no fused path
     import triton
@@ -89,6 +101,9 @@ def _pow2_at_least(n: int) -> int:
     return 1 << (n - 1).bit_length()
 
 
+_GRIDS: dict[tuple[int, ...], Launch] = {}          # launch_grid's answers, by their arguments
+
+
 def launch_grid(batch: int, seq_len: int, d_model: int, *, block_t: int = 16, block_d: int = 256,
                 min_programs: int = MIN_PROGRAMS) -> Launch:
     """The grid for a ``(batch, seq_len, d_model)`` output: every program has work to do.
@@ -98,7 +113,13 @@ def launch_grid(batch: int, seq_len: int, d_model: int, *, block_t: int = 16, bl
     position per program, not one position and fifteen masked ones. The batch is split into
     slices only when the tiles are fewer than ``min_programs``; each slice has
     ``seqs_per_program`` sequences (the last one may have fewer) and none is empty.
+
+    The answer for each set of arguments is computed (and its arguments checked) once, then
+    looked up: a decoding loop asks for the same grid at every step.
     """
+    key = (batch, seq_len, d_model, block_t, block_d, min_programs)
+    if all(type(v) is int for v in key) and key in _GRIDS:
+        return _GRIDS[key]
     batch, seq_len, d_model = (positive_int(v, n) for v, n in
                                ((batch, "batch"), (seq_len, "seq_len"), (d_model, "d_model")))
     for value, name in ((block_t, "block_t"), (block_d, "block_d")):
@@ -112,24 +133,33 @@ def launch_grid(batch: int, seq_len: int, d_model: int, *, block_t: int = 16, bl
     slices = min(batch, _cdiv(min_programs, tiles))
     per_program = _cdiv(batch, slices)
     grid = (_cdiv(seq_len, block_t), _cdiv(d_model, block_d), _cdiv(batch, per_program))
-    return Launch(grid, block_t, block_d, per_program)
+    _GRIDS[key] = Launch(grid, block_t, block_d, per_program)
+    return _GRIDS[key]
 
 
 if triton is not None:
     @triton.jit
-    def _embedding_kernel(ids_ptr, weight_ptr, table_ptr, out_ptr, B, T, D, scale, seqs_per_program,
-                          BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr):
+    def _embedding_kernel(ids_ptr, weight_ptr, table_ptr, out_ptr, offsets_ptr, B, T, V, L, scale,
+                          seqs_per_program, D: tl.constexpr, BLOCK_T: tl.constexpr, BLOCK_D: tl.constexpr,
+                          PER_SEQUENCE: tl.constexpr):
         pid_t = tl.program_id(0)                                       # which block of positions
         pid_d = tl.program_id(1)                                       # which block of features
         pid_b = tl.program_id(2)                                       # which slice of the batch
         t = pid_t * BLOCK_T + tl.arange(0, BLOCK_T)                    # (BLOCK_T,) positions
         d = pid_d * BLOCK_D + tl.arange(0, BLOCK_D)                    # (BLOCK_D,) features
         mask = (t[:, None] < T) & (d[None, :] < D)                     # (BLOCK_T, BLOCK_D)
-        pe = tl.load(table_ptr + t[:, None] * D + d[None, :], mask=mask, other=0.0).to(tl.float32)
+        if not PER_SEQUENCE:                                           # one tile for the whole slice
+            pe = tl.load(table_ptr + t[:, None] * D + d[None, :], mask=mask, other=0.0).to(tl.float32)
         first = pid_b * seqs_per_program
         for b in range(first, tl.minimum(first + seqs_per_program, B)):  # the tile, reused
             tok = tl.load(ids_ptr + b * T + t, mask=t < T, other=0).to(tl.int64)      # (BLOCK_T,)
-            row = tl.load(weight_ptr + tok[:, None] * D + d[None, :], mask=mask, other=0.0)
+            ok = mask & ((tok >= 0) & (tok < V))[:, None]              # never read outside the table
+            row = tl.load(weight_ptr + tok[:, None] * D + d[None, :], mask=ok, other=float("nan"))
+            if PER_SEQUENCE:                                           # this sequence's own rows
+                pos = tl.load(offsets_ptr + b).to(tl.int64) + t        # (BLOCK_T,)
+                inside = mask & ((pos >= 0) & (pos < L))[:, None]
+                pe = tl.load(table_ptr + pos[:, None] * D + d[None, :], mask=inside,
+                             other=float("nan")).to(tl.float32)
             val = row.to(tl.float32) * scale + pe                      # float32, rounded once below
             out = out_ptr + (b * T + t[:, None]).to(tl.int64) * D + d[None, :]
             tl.store(out, val.to(out_ptr.dtype.element_ty), mask=mask)               # the one rounding
@@ -167,22 +197,7 @@ def _refuse_gradients(weight: torch.Tensor, table: torch.Tensor) -> None:
             f"use tokvec.layers.TransformerEmbedding")
 
 
-def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor, scale: float, *,
-                    block_t: int = 16, block_d: int = 256, min_programs: int = MIN_PROGRAMS,
-                    interpret: bool | None = None, check: bool = True) -> torch.Tensor:
-    """``weight[ids] * scale + table[:T]`` in one kernel; ids ``(T,)`` or ``(B, T)``.
-
-    ``weight`` is ``(N_V, d)`` in float32, float16 or bfloat16 and gives the output dtype (float64
-    is refused: the arithmetic is float32, and a float64 result would pretend otherwise);
-    ``table`` is ``(>= T, d)``, best in float32 or float64 so that the only rounding is the final
-    one. ``interpret`` defaults to
-    True for CPU tensors (Triton's interpreter) and False on a GPU. Forward only: ``weight`` or
-    ``table`` requiring gradients is an error while autograd is recording. ``check=False`` skips
-    the id check (one reduction and one read-back); only for ids already checked, as the GPU
-    benchmark does to time the kernel alone. ``block_t``, ``block_d`` and ``min_programs`` shape
-    the grid (:func:`launch_grid`).
-    """
-    _refuse_gradients(weight, table)
+def _check_tables(weight: torch.Tensor, table: torch.Tensor) -> None:
     if weight.dim() != 2 or table.dim() != 2:
         raise ValueError(f"weight must be (N_V, d) and table (l_max, d), got shapes {tuple(weight.shape)} "
                          f"and {tuple(table.shape)}")
@@ -191,19 +206,61 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
                 if weight.dtype == torch.float64 else "use a floating-point table")
         raise TypeError(f"fused_embedding computes in float32 and writes {', '.join(map(str, OUTPUT_DTYPES))}; "
                         f"got a {weight.dtype} weight: {hint}")
+
+
+def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor, scale: float, *,
+                    offsets: torch.Tensor | int | None = None, block_t: int = 16, block_d: int = 256,
+                    min_programs: int = MIN_PROGRAMS, interpret: bool | None = None,
+                    check: bool = True) -> torch.Tensor:
+    """``weight[ids] * scale + table[positions]`` in one kernel; ids ``(T,)`` or ``(B, T)``.
+
+    ``weight`` is ``(N_V, d)`` in float32, float16 or bfloat16 and gives the output dtype (float64
+    is refused: the arithmetic is float32, and a float64 result would pretend otherwise);
+    ``table`` is ``(l_max, d)``, best in float32 or float64 so that the only rounding is the final
+    one. Positions: ``offsets=None`` puts token ``t`` at position ``t`` (``table[:T]``); an int
+    ``p`` puts every sequence at ``p + t``; a ``(B,)`` integer tensor puts token ``t`` of sequence
+    ``b`` at ``offsets[b] + t``, as a server's batch of sequences of different lengths needs.
+    ``interpret`` defaults to True for CPU tensors (Triton's interpreter) and False on a GPU.
+    Forward only: ``weight`` or ``table`` requiring gradients is an error while autograd is
+    recording.
+
+    ``check=True`` checks the ids and offsets on the device and reads the result back (one
+    reduction and one read-back each, so Python waits for the GPU); a bad one is an error that
+    names it. ``check=False`` skips that wait, for ids already checked: the kernel still never
+    reads outside the tables, and writes NaN for a bad id or position. ``block_t``, ``block_d``
+    and ``min_programs`` shape the grid (:func:`launch_grid`).
+    """
+    _refuse_gradients(weight, table)
+    _check_tables(weight, table)
     if check:
         check_ids(ids, weight.shape[0], table.shape[0])
     elif ids.dim() not in (1, 2):
         raise ValueError(f"ids must have shape (T,) or (B, T), got {tuple(ids.shape)}")
     batched = ids.dim() == 2
-    ids2 = (ids if batched else ids.unsqueeze(0)).contiguous()     # (B, T)
+    ids2 = ids if batched else ids.unsqueeze(0)                     # (B, T)
+    if not ids2.is_contiguous():
+        ids2 = ids2.contiguous()
     B, T = ids2.shape
     D = weight.shape[1]
-    if table.shape[0] < T or table.shape[1] != D:
+    if table.shape[1] != D:
+        raise ValueError(f"table must be (l_max, {D}) to match the weight, got {tuple(table.shape)}")
+    if isinstance(offsets, int) and not isinstance(offsets, bool):
+        if check:
+            check_offsets(offsets, B, T, table.shape[0])
+        table, offsets = table[offsets:], None                       # every sequence at offsets + t
+    if offsets is None and table.shape[0] < T:
         raise ValueError(f"table must be (>= {T}, {D}), got {tuple(table.shape)}")
-    if not (weight.device == ids2.device == table.device):
-        raise ValueError(f"ids, weight and table must be on one device, got {ids2.device}, "
-                         f"{weight.device}, {table.device}")
+    per_sequence = offsets is not None
+    if per_sequence:
+        if check:
+            check_offsets(offsets, B, T, table.shape[0])
+        elif not isinstance(offsets, torch.Tensor) or offsets.shape != (B,):
+            raise ValueError(f"offsets must be a ({B},) integer tensor, one start per sequence, "
+                             f"got {offsets!r:.60}")
+    if not (weight.device == ids2.device == table.device) or (per_sequence and offsets.device != weight.device):
+        where = f", {offsets.device}" if per_sequence else ""
+        raise ValueError(f"ids, weight, table (and offsets) must be on one device, got {ids2.device}, "
+                         f"{weight.device}, {table.device}{where}")
     if interpret is None:
         interpret = weight.device.type != "cuda"
     if not interpret and weight.device.type != "cuda":
@@ -214,6 +271,17 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
     if out.numel():
         grid, block_t, block_d, per_program = launch_grid(B, T, D, block_t=block_t, block_d=block_d,
                                                         min_programs=min_programs)
-        launch[grid](ids2, weight.contiguous(), table[:T].contiguous(), out, B, T, D, float(scale),
-                     per_program, BLOCK_T=block_t, BLOCK_D=block_d)
+        weight = weight if weight.is_contiguous() else weight.contiguous()
+        if not per_sequence:
+            table = table[:T]
+        table = table if table.is_contiguous() else table.contiguous()
+        starts = offsets.contiguous() if per_sequence else ids2        # (B,); unread without offsets
+        args = (ids2, weight, table, out, starts, B, T, weight.shape[0], table.shape[0], float(scale),
+                per_program)
+        blocks = {"D": D, "BLOCK_T": block_t, "BLOCK_D": block_d, "PER_SEQUENCE": per_sequence}
+        if interpret:
+            launch[grid](*args, **blocks)
+        else:
+            with torch.cuda.device(weight.device):               # Triton launches on the current device
+                launch[grid](*args, **blocks)
     return out if batched else out[0]

@@ -157,14 +157,29 @@ class TransformerEmbedding(nn.Module):
                                               device=w.device))
         return self._pe[1]
 
-    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor | int | None = None) -> torch.Tensor:
+        """``ids`` ``(T,)`` or ``(B, T)``; token ``t`` sits at position ``t``, or at ``offsets + t``
+        (an int for every sequence, or a ``(B,)`` tensor, one start per sequence, as a server
+        decodes sequences of different lengths: :func:`tokvec.validate.check_offsets`)."""
         T, ids = _lookup_ids(ids, self.vocab_size, self.max_len, self.token.weight)
+        if offsets is None:
+            pe = self.pe[:T]                                 # (T, d)
+        else:
+            offsets = validate.check_offsets(offsets, ids.shape[0] if ids.dim() == 2 else None, T, self.max_len)
+            if isinstance(offsets, torch.Tensor):
+                if offsets.device != ids.device:
+                    raise ValueError(f"offsets are on {offsets.device} but the ids on {ids.device}; "
+                                     f"move them, e.g. offsets.to({str(ids.device)!r})")
+                positions = offsets.long()[:, None] + torch.arange(T, device=ids.device)  # (B, T)
+                pe = self.pe[positions]                      # (B, T, d): each sequence its own rows
+            else:
+                pe = self.pe[offsets:offsets + T]            # (T, d)
         x = self.token(ids)                                  # (B, T, d) or (T, d), a new tensor
         # autograd, backward or forward (torch.func.jvp, forward_ad), cannot differentiate out=
         if x.requires_grad or forward_ad.unpack_dual(x).tangent is not None:
-            x = torch.add(self.pe[:T], x, alpha=self.scale)  # PE + sqrt(d) * x, one operation
+            x = torch.add(pe, x, alpha=self.scale)           # PE + sqrt(d) * x, one operation
         else:                                                # no gradient tracked: the same
-            torch.add(self.pe[:T], x, alpha=self.scale, out=x)   # operation, into the gathered rows
+            torch.add(pe, x, alpha=self.scale, out=x)        # operation, into the gathered rows
         return self.dropout(x)
 
     def extra_repr(self) -> str:

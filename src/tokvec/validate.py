@@ -16,7 +16,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["ARRAY_TABLE_LIMIT", "PYTHON_TABLE_LIMIT", "base", "check_ids", "check_index", "flag",
+__all__ = ["ARRAY_TABLE_LIMIT", "PYTHON_TABLE_LIMIT", "base", "check_ids", "check_index", "check_offsets", "flag",
            "floating_dtype", "positive_int", "probability", "table_size", "torch_aminmax",
            "torch_floating_dtype"]
 
@@ -190,6 +190,38 @@ def check_ids(ids, vocab_size: int, max_len: int):
                          f"(vocab_size = {vocab_size}); map unknown tokens to <unk> when encoding, "
                          f"or build the layer with a larger vocab_size")
     return B, T
+
+
+def check_offsets(offsets, batch: int | None, seq_len: int, max_len: int):
+    """Check where each sequence starts in the positional table; return ``offsets``.
+
+    ``offsets`` is an int ``p`` (every sequence starts at position ``p``) or an integer tensor of
+    shape ``(B,)``, one start per sequence: token ``t`` of sequence ``b`` sits at position
+    ``offsets[b] + t``, so every start must lie in ``0 .. max_len - seq_len``. That is how a
+    server decodes a batch of sequences of different lengths (one new token each, ``seq_len = 1``,
+    each at its own position). A tensor's range is read back to the CPU in one transfer (one
+    sync on a GPU), as for the ids.
+    """
+    last = max_len - seq_len                                   # the last start that fits
+    fix = (f"a sequence of {seq_len} tokens must start in 0..{last} (max_len = {max_len}); "
+           f"build the table with a larger max_len, or trim the sequence")
+    if isinstance(offsets, numbers.Integral) and not isinstance(offsets, bool):
+        if not 0 <= offsets <= last:
+            raise IndexError(f"offset {offsets} is out of range: {fix}")
+        return offsets
+    if not (hasattr(offsets, "dtype") and hasattr(offsets, "shape")) or not _integer_dtype(offsets):
+        raise TypeError(f"offsets must be an int or an integer tensor of shape (B,), got "
+                        f"{type(offsets).__name__} {offsets!r:.40}; e.g. torch.tensor(lengths)")
+    if batch is None or tuple(offsets.shape) != (batch,):
+        want = "an int (the ids have no batch dimension)" if batch is None else f"shape ({batch},), one per sequence"
+        raise ValueError(f"offsets must be {want}, got shape {tuple(offsets.shape)}")
+    if offsets.numel():
+        low, high = torch_aminmax(offsets)
+        if low < 0 or high > last:
+            bad = low if low < 0 else high
+            where = int((offsets == bad).nonzero()[0][0])
+            raise IndexError(f"offset {bad} of sequence {where} is out of range: {fix}")
+    return offsets
 
 
 # PyTorch's "limited support" unsigned types: no aminmax, no comparison, no lookup.

@@ -1,5 +1,7 @@
-"""``python -m tokvec.bench [kernels | parts] ...``: the CPU benchmark; with ``kernels`` the GPU one;
-with ``parts`` the page faults per call and the input checks alone (:mod:`tokvec.bench.parts`)."""
+"""``python -m tokvec.bench [kernels | gpu-validate | parts] ...``: the CPU benchmark; with ``kernels``
+the GPU one; with ``gpu-validate`` every check of the GPU chapter on one GPU
+(:mod:`tokvec.bench.gpu_validate`); with ``parts`` the page faults per call and the input checks
+alone (:mod:`tokvec.bench.parts`)."""
 
 import sys
 
@@ -9,6 +11,9 @@ def main(argv=None):
     if argv[:1] == ["kernels"]:
         from tokvec.bench import gpu
         return gpu.main(argv[1:])
+    if argv[:1] == ["gpu-validate"]:
+        from tokvec.bench import gpu_validate
+        return gpu_validate.main(argv[1:])
     if argv[:1] == ["parts"]:
         from tokvec.bench import parts
         return parts.main(argv[1:])
