@@ -285,19 +285,28 @@ def test_the_interpreted_kernel_itself_writes_every_element_once_and_nothing_pas
 
 
 def test_one_decoding_step_launches_one_position_per_program_and_splits_the_batch():
-    """T = 1: the old grid gave one program per 256 features, each with 16 rows of which 15
-    were masked, and looped over the whole batch in 16 programs."""
-    assert fused.launch_grid(64, 1, 4096) == fused.Launch((1, 16, 64), 1, 256, 1)
-    assert fused.launch_grid(256, 1, 4096) == fused.Launch((1, 16, 64), 1, 256, 4)
-    assert fused.launch_grid(1, 1, 4096).programs == 16          # nothing left to split
+    """T = 1: a grid of 4 x 128 tiles with no split would give one program per 128 features, each
+    with 4 rows of which 3 are masked, looping over the whole batch in 32 programs."""
+    assert fused.launch_grid(64, 1, 4096) == fused.Launch((1, 32, 32), 1, 128, 2)
+    assert fused.launch_grid(256, 1, 4096) == fused.Launch((1, 32, 32), 1, 128, 8)
+    assert fused.launch_grid(1, 1, 4096).programs == 32          # nothing left to split
     assert fused.launch_grid(1, 1, 24) == fused.Launch((1, 1, 1), 1, 32, 1)
 
 
 def test_large_batches_keep_one_slice_so_the_positional_tile_is_read_once():
-    assert fused.launch_grid(64, 2048, 4096) == fused.Launch((128, 16, 1), 16, 256, 64)
-    assert fused.launch_grid(8, 2048, 4096).grid == (128, 16, 1)
-    gpt2 = fused.launch_grid(32, 512, 768)                        # 96 tiles: too few for a GPU
-    assert gpt2.grid[:2] == (32, 3) and gpt2.programs >= fused.MIN_PROGRAMS
+    assert fused.launch_grid(64, 2048, 4096) == fused.Launch((512, 32, 1), 4, 128, 64)
+    assert fused.launch_grid(8, 2048, 4096).grid == (512, 32, 1)
+    gpt2 = fused.launch_grid(32, 512, 768)                        # 768 tiles: too few for a GPU
+    assert gpt2.grid[:2] == (128, 6) and gpt2.programs >= fused.MIN_PROGRAMS
+
+
+def test_the_grid_of_a_shape_is_computed_once_and_bad_arguments_are_still_refused():
+    first = fused.launch_grid(5, 7, 9, block_t=2, block_d=8)
+    assert fused.launch_grid(5, 7, 9, block_t=2, block_d=8) is first           # looked up, not recomputed
+    with pytest.raises(TypeError, match="batch must be an int >= 1"):
+        fused.launch_grid(5.0, 7, 9, block_t=2, block_d=8)                      # 5.0 == 5, but not an int
+    with pytest.raises(TypeError, match="batch must be an int >= 1"):
+        fused.launch_grid(True, 7, 9)
 
 
 @pytest.mark.parametrize("kwargs,error,message", [

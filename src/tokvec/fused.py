@@ -54,7 +54,7 @@ from typing import NamedTuple
 
 import torch
 
-from tokvec.validate import check_ids, check_offsets, positive_int
+from tokvec.validate import check_ids, positive_int
 
 try:                                   # triton ships for Linux x86-64 only; elsewhere: no fused path
     import triton
@@ -104,7 +104,7 @@ def _pow2_at_least(n: int) -> int:
 _GRIDS: dict[tuple[int, ...], Launch] = {}          # launch_grid's answers, by their arguments
 
 
-def launch_grid(batch: int, seq_len: int, d_model: int, *, block_t: int = 16, block_d: int = 256,
+def launch_grid(batch: int, seq_len: int, d_model: int, *, block_t: int = 4, block_d: int = 128,
                 min_programs: int = MIN_PROGRAMS) -> Launch:
     """The grid for a ``(batch, seq_len, d_model)`` output: every program has work to do.
 
@@ -209,7 +209,7 @@ def _check_tables(weight: torch.Tensor, table: torch.Tensor) -> None:
 
 
 def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor, scale: float, *,
-                    offsets: torch.Tensor | int | None = None, block_t: int = 16, block_d: int = 256,
+                    offsets: torch.Tensor | int | None = None, block_t: int = 4, block_d: int = 128,
                     min_programs: int = MIN_PROGRAMS, interpret: bool | None = None,
                     check: bool = True) -> torch.Tensor:
     """``weight[ids] * scale + table[positions]`` in one kernel; ids ``(T,)`` or ``(B, T)``.
@@ -233,7 +233,7 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
     _refuse_gradients(weight, table)
     _check_tables(weight, table)
     if check:
-        check_ids(ids, weight.shape[0], table.shape[0])
+        check_ids(ids, weight.shape[0], table.shape[0], offsets)      # one read-back for both
     elif ids.dim() not in (1, 2):
         raise ValueError(f"ids must have shape (T,) or (B, T), got {tuple(ids.shape)}")
     batched = ids.dim() == 2
@@ -245,18 +245,12 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
     if table.shape[1] != D:
         raise ValueError(f"table must be (l_max, {D}) to match the weight, got {tuple(table.shape)}")
     if isinstance(offsets, int) and not isinstance(offsets, bool):
-        if check:
-            check_offsets(offsets, B, T, table.shape[0])
         table, offsets = table[offsets:], None                       # every sequence at offsets + t
     if offsets is None and table.shape[0] < T:
         raise ValueError(f"table must be (>= {T}, {D}), got {tuple(table.shape)}")
     per_sequence = offsets is not None
-    if per_sequence:
-        if check:
-            check_offsets(offsets, B, T, table.shape[0])
-        elif not isinstance(offsets, torch.Tensor) or offsets.shape != (B,):
-            raise ValueError(f"offsets must be a ({B},) integer tensor, one start per sequence, "
-                             f"got {offsets!r:.60}")
+    if per_sequence and not check and (not isinstance(offsets, torch.Tensor) or offsets.shape != (B,)):
+        raise ValueError(f"offsets must be a ({B},) integer tensor, one start per sequence, got {offsets!r:.60}")
     if not (weight.device == ids2.device == table.device) or (per_sequence and offsets.device != weight.device):
         where = f", {offsets.device}" if per_sequence else ""
         raise ValueError(f"ids, weight, table (and offsets) must be on one device, got {ids2.device}, "

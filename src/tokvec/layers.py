@@ -64,7 +64,7 @@ def _check_layer_args(vocab_size, d_model, max_len, dropout, padding_idx, dtype)
     return vocab_size, d_model, max_len
 
 
-def _lookup_ids(ids, vocab_size: int, max_len: int, weight: torch.Tensor):
+def _lookup_ids(ids, vocab_size: int, max_len: int, weight: torch.Tensor, offsets=None):
     """Check ``ids`` (:func:`tokvec.validate.check_ids`) against a layer's table; return ``(T, ids)``.
 
     Ids must be a tensor on the table's device (a NumPy array or another device is an error that
@@ -79,7 +79,7 @@ def _lookup_ids(ids, vocab_size: int, max_len: int, weight: torch.Tensor):
     if ids.device != weight.device:
         raise ValueError(f"ids are on {ids.device} but the layer's table is on {weight.device}; "
                          f"move one of them, e.g. ids.to({str(weight.device)!r})")
-    _, T = check_ids(ids, vocab_size, max_len)
+    _, T = check_ids(ids, vocab_size, max_len, offsets)       # ids and offsets: one read-back
     if ids.dtype not in (torch.int64, torch.int32):
         ids = ids.long()
     return T, ids
@@ -161,11 +161,10 @@ class TransformerEmbedding(nn.Module):
         """``ids`` ``(T,)`` or ``(B, T)``; token ``t`` sits at position ``t``, or at ``offsets + t``
         (an int for every sequence, or a ``(B,)`` tensor, one start per sequence, as a server
         decodes sequences of different lengths: :func:`tokvec.validate.check_offsets`)."""
-        T, ids = _lookup_ids(ids, self.vocab_size, self.max_len, self.token.weight)
+        T, ids = _lookup_ids(ids, self.vocab_size, self.max_len, self.token.weight, offsets)
         if offsets is None:
             pe = self.pe[:T]                                 # (T, d)
         else:
-            offsets = validate.check_offsets(offsets, ids.shape[0] if ids.dim() == 2 else None, T, self.max_len)
             if isinstance(offsets, torch.Tensor):
                 if offsets.device != ids.device:
                     raise ValueError(f"offsets are on {offsets.device} but the ids on {ids.device}; "

@@ -144,7 +144,7 @@ def _integer_dtype(ids) -> bool:
     return not (dtype.is_floating_point or dtype.is_complex or str(dtype) == "torch.bool")
 
 
-def check_ids(ids, vocab_size: int, max_len: int):
+def check_ids(ids, vocab_size: int, max_len: int, offsets=None):
     """Check a batch of token ids before any lookup; return ``(B, T)`` (``B`` is None for rank 1).
 
     ``ids`` is a NumPy array or a PyTorch tensor of integers, of shape ``(T,)`` or ``(B, T)``,
@@ -153,7 +153,9 @@ def check_ids(ids, vocab_size: int, max_len: int):
     silently wrap around in NumPy and crash the process on a GPU.
 
     On a GPU the range check reads two numbers back to the CPU (one ``aminmax`` reduction): that
-    synchronisation is the price of a Python error instead of a device-side assert.
+    synchronisation is the price of a Python error instead of a device-side assert. ``offsets``
+    (where each sequence starts in the table, :func:`check_offsets`) are checked too, in the
+    same read-back when both are tensors: one synchronisation per call, not two.
     """
     vocab_size = positive_int(vocab_size, "vocab_size")
     max_len = positive_int(max_len, "max_len")
@@ -174,14 +176,22 @@ def check_ids(ids, vocab_size: int, max_len: int):
         raise ValueError(f"the sequence has T = {T} positions but the table covers 0..{max_len - 1} "
                          f"(max_len = {max_len}); truncate the input or build the layer with max_len >= {T}")
     B = None if ids.ndim == 1 else ids.shape[0]
+    together = offsets is not None and _offsets_shape(offsets, B) and not isinstance(ids, np.ndarray)
+    if offsets is not None and not together:
+        check_offsets(offsets, B, T, max_len)
     if (ids.size if isinstance(ids, np.ndarray) else ids.numel()) == 0:
         return B, T                                                    # nothing to look up
     if isinstance(ids, np.ndarray):
         low, high = int(ids.min()), int(ids.max())
     elif ids.device.type == "meta":
         return B, T                          # a meta tensor has a shape but no values to check
+    elif together and offsets.numel() and offsets.device == ids.device:
+        low, high, first, last = torch_aminmax(ids, offsets)      # one read-back for both
+        _offsets_range(offsets, first, last, T, max_len)
     else:
         low, high = torch_aminmax(ids)       # one reduction, one sync on a GPU
+        if together:
+            check_offsets(offsets, B, T, max_len)
     if low < 0 or high >= vocab_size:
         bad = low if low < 0 else high
         where = tuple(int(i) for i in (np.argwhere(ids == bad)[0] if isinstance(ids, np.ndarray)
@@ -200,36 +210,49 @@ def check_offsets(offsets, batch: int | None, seq_len: int, max_len: int):
     ``offsets[b] + t``, so every start must lie in ``0 .. max_len - seq_len``. That is how a
     server decodes a batch of sequences of different lengths (one new token each, ``seq_len = 1``,
     each at its own position). A tensor's range is read back to the CPU in one transfer (one
-    sync on a GPU), as for the ids.
+    sync on a GPU), as for the ids; :func:`check_ids` checks ids and offsets in one.
     """
-    last = max_len - seq_len                                   # the last start that fits
-    fix = (f"a sequence of {seq_len} tokens must start in 0..{last} (max_len = {max_len}); "
-           f"build the table with a larger max_len, or trim the sequence")
-    if isinstance(offsets, numbers.Integral) and not isinstance(offsets, bool):
-        if not 0 <= offsets <= last:
-            raise IndexError(f"offset {offsets} is out of range: {fix}")
+    if not _offsets_shape(offsets, batch):                     # an int
+        if not 0 <= offsets <= max_len - seq_len:
+            raise IndexError(f"offset {offsets} is out of range: {_offsets_fix(seq_len, max_len)}")
         return offsets
+    if offsets.numel():
+        _offsets_range(offsets, *torch_aminmax(offsets), seq_len, max_len)
+    return offsets
+
+
+def _offsets_shape(offsets, batch: int | None) -> bool:
+    """Check the type and shape of ``offsets``; True for a tensor (or array), False for an int."""
+    if isinstance(offsets, numbers.Integral) and not isinstance(offsets, bool):
+        return False
     if not (hasattr(offsets, "dtype") and hasattr(offsets, "shape")) or not _integer_dtype(offsets):
         raise TypeError(f"offsets must be an int or an integer tensor of shape (B,), got "
                         f"{type(offsets).__name__} {offsets!r:.40}; e.g. torch.tensor(lengths)")
     if batch is None or tuple(offsets.shape) != (batch,):
         want = "an int (the ids have no batch dimension)" if batch is None else f"shape ({batch},), one per sequence"
         raise ValueError(f"offsets must be {want}, got shape {tuple(offsets.shape)}")
-    if offsets.numel():
-        low, high = torch_aminmax(offsets)
-        if low < 0 or high > last:
-            bad = low if low < 0 else high
-            where = int((offsets == bad).nonzero()[0][0])
-            raise IndexError(f"offset {bad} of sequence {where} is out of range: {fix}")
-    return offsets
+    return True
+
+
+def _offsets_fix(seq_len: int, max_len: int) -> str:
+    return (f"a sequence of {seq_len} tokens must start in 0..{max_len - seq_len} (max_len = {max_len}); "
+            f"build the table with a larger max_len, or trim the sequence")
+
+
+def _offsets_range(offsets, low: int, high: int, seq_len: int, max_len: int) -> None:
+    if low < 0 or high > max_len - seq_len:
+        bad = low if low < 0 else high
+        where = int((offsets == bad).nonzero()[0][0])
+        raise IndexError(f"offset {bad} of sequence {where} is out of range: {_offsets_fix(seq_len, max_len)}")
 
 
 # PyTorch's "limited support" unsigned types: no aminmax, no comparison, no lookup.
 _TORCH_UNSIGNED_WIDE = {"torch.uint16", "torch.uint32", "torch.uint64"}
 
 
-def torch_aminmax(ids) -> tuple[int, int]:
-    """The smallest and largest id of a tensor, read back to the CPU in one transfer (one sync)."""
+def torch_aminmax(*tensors) -> tuple[int, ...]:
+    """The smallest and largest value of each tensor, ``(min, max, min, max, ...)``, read back to the
+    CPU in one transfer (one sync)."""
     import torch
 
-    return tuple(torch.stack(ids.aminmax()).tolist())
+    return tuple(torch.stack([v.long() for t in tensors for v in t.aminmax()]).tolist())

@@ -39,6 +39,8 @@ The result is a list of records with the keys of :data:`KEYS`.
 """
 
 import argparse
+import contextlib
+import gc
 import math
 import random
 import statistics
@@ -82,9 +84,9 @@ CONFIGS: dict[str, list[tuple[int, int, int, int, str]]] = {
 #: (|PE| up to 1) is refused while eager's roundings and the fused kernel's one pass.
 TOLERANCE = {"float32": 2**-20, "float16": 2**-8, "bfloat16": 2**-6}
 
-#: Cycles the GPU is held busy before each timed call (``torch.cuda._sleep``): about 100 µs at
-#: 2 GHz, longer than Python takes to queue any contender, so the events never time a launch.
-HOLD_CYCLES = 200_000
+#: Cycles the GPU is held busy before each timed call (``torch.cuda._sleep``): about 1 ms at
+#: 2 GHz, far longer than Python takes to queue any contender, so the events never time a launch.
+HOLD_CYCLES = 2_000_000
 
 
 def quantiles(times: Sequence[float]) -> tuple[float, float, float]:
@@ -144,20 +146,37 @@ def _wall_ms(fn: Callable[[], object], device: torch.device, calls: int) -> floa
     return (time.perf_counter() - start) * 1e3 / calls
 
 
+@contextlib.contextmanager
+def no_gc():
+    """Python's garbage collector off for the duration (as ``timeit`` does): a collection in the
+    middle of a timed call is a pause of the host, not of the code being timed."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def _interleaved(fns: dict[str, Callable[[], object]], measure: Callable[[Callable[[], object]], float],
-                 rounds: int, warmup: int, rng: random.Random) -> tuple[dict[str, list[float]], list[str]]:
+                 rounds: int, warmup: int, rng: random.Random, *,
+                 collect: bool = False) -> tuple[dict[str, list[float]], list[str]]:
     """``warmup`` untimed calls of each function, then ``rounds`` rounds that ``measure`` each
     once, in an order shuffled anew every round (so a drift of the machine is spread over all of
-    them). Returns each function's times and the order in which they were measured."""
+    them), with the garbage collector off (``collect=True`` leaves it on, as a control). Returns
+    each function's times and the order in which they were measured."""
     for fn in fns.values():
         for _ in range(warmup):
             fn()
     names, times, order = list(fns), {name: [] for name in fns}, []
-    for _ in range(rounds):
-        rng.shuffle(names)
-        for name in names:
-            times[name].append(measure(fns[name]))
-            order.append(name)
+    gc.collect()
+    with contextlib.nullcontext() if collect else no_gc():
+        for _ in range(rounds):
+            rng.shuffle(names)
+            for name in names:
+                times[name].append(measure(fns[name]))
+                order.append(name)
     return times, order
 
 
@@ -340,9 +359,10 @@ def run_decode(batches: Sequence[int] = (1, 64, 256), d: int = 4096, V: int = 32
                 for _ in range(5):
                     fn()
             walls = {name: [] for name in fns}
-            for _ in range(repeats):                           # interleaved: each contender once per round
-                for name, fn in fns.items():
-                    walls[name].append(_wall_ms(fn, device, calls) * 1e3)
+            with no_gc():
+                for _ in range(repeats):                       # interleaved: each contender once per round
+                    for name, fn in fns.items():
+                        walls[name].append(_wall_ms(fn, device, calls) * 1e3)
             row = {"wall_us": {name: round(statistics.median(w), 2) for name, w in walls.items()},
                    "wall_us_range": {name: [round(min(w), 2), round(max(w), 2)] for name, w in walls.items()}}
             gpu = _interleaved(kernels, lambda fn: _time_once(fn, device, flush), 30, 3, random.Random(seed))[0]
@@ -409,7 +429,12 @@ def _decode_contenders(B: int, d: int, V: int, dtype_name: str, device: torch.de
             fns[name] = step
         if compile_graphs:
             compiled = torch.compile(eager, mode="reduce-overhead", dynamic=False)
-            fns["compiled_graphs"] = lambda: compiled(ids, offsets)
+
+            def compiled_step():
+                torch.compiler.cudagraph_mark_step_begin()      # a new step: the last outputs may be reused
+                return compiled(ids, offsets)
+
+            fns["compiled_graphs"] = compiled_step
     reference = weight[ids].double() * scale + table64[offsets][:, None]
     with torch.inference_mode():
         for name, fn in {**fns, **kernels}.items():

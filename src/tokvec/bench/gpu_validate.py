@@ -39,6 +39,7 @@ import argparse
 import json
 import math
 import os
+import random
 import re
 import subprocess
 import sys
@@ -311,30 +312,40 @@ def benchmark(run: _Run, configs) -> dict:
     return {"ok": True, "records": len(records)}
 
 
+#: The timing method (:func:`tokvec.bench.gpu._time_once`) and its controls: keyword arguments,
+#: and whether the garbage collector stays on.
+TIMING_METHODS = {
+    "read flush, hold, GC off (the benchmark's)": ({"mode": "read"}, False),
+    "read flush, hold, GC on": ({"mode": "read"}, True),
+    "read flush, short hold (0.1 ms)": ({"mode": "read", "hold": 200_000}, False),
+    "read flush, no hold": ({"mode": "read", "hold": 0}, False),
+    "zero flush, hold": ({"mode": "zero"}, False),
+    "zero flush, no hold, GC on (the first run's)": ({"mode": "zero", "hold": 0}, True),
+    "warm cache, hold": ({"mode": "none"}, False),
+}
+
+
 def timing(run: _Run) -> dict:
-    """The timing method against its controls, at the headline size, GPT-2's and a decoding step."""
+    """The timing method against its controls, at the headline size, GPT-2's and a decoding step:
+    each method times the contenders in interleaved rounds, as the benchmark does."""
     dev = run.device
     configs = ([(64, 2048, 4096, 32000, "bfloat16"), (32, 512, 768, 32000, "float32"),
                 (64, 1, 4096, 32000, "bfloat16")] if run.cuda else [(2, 8, 16, 50, "float32")])
     flush = torch.ones((256 if run.cuda else 1) * 2**20 // 4, device=dev)
-    methods = {"read flush, hold (the benchmark's)": {"mode": "read"},
-               "zero flush, hold": {"mode": "zero"},
-               "read flush, no hold": {"mode": "read", "hold": 0},
-               "zero flush, no hold (the old method)": {"mode": "zero", "hold": 0},
-               "warm cache, hold": {"mode": "none"}}
+    rng = random.Random(0)
     out = {}
     for B, T, d, V, dtype in configs:
-        fns, _, _ = bench.contenders(B, T, d, V, dtype, dev, impls=("eager", "fused", "copy"), interpret=not run.cuda)
-        row = {}
-        for name, fn in fns.items():
-            for _ in range(3):
-                fn()
-            row[name] = {}
-            for label, kw in methods.items():
-                times = [bench._time_once(fn, dev, flush, **kw) for _ in range(30 if run.cuda else 3)]
-                row[name][label] = [round(x, 5) for x in bench.quantiles(times)]
-            if run.cuda:
-                import triton.testing
+        fns, _, _ = bench.contenders(B, T, d, V, dtype, dev, impls=("eager", "compiled", "fused", "copy"),
+                                     interpret=not run.cuda)
+        row = {name: {} for name in fns}
+        for label, (kw, collect) in TIMING_METHODS.items():
+            times, _ = bench._interleaved(fns, lambda fn, kw=kw: bench._time_once(fn, dev, flush, **kw),
+                                          30 if run.cuda else 3, 3, rng, collect=collect)
+            for name, t in times.items():
+                row[name][label] = [round(x, 5) for x in bench.quantiles(t)]
+        if run.cuda:
+            import triton.testing
+            for name, fn in fns.items():
                 row[name]["triton do_bench median"] = round(triton.testing.do_bench(fn, return_mode="median"), 5)
         out[f"{B}x{T}x{d} {dtype}"] = row
         del fns
@@ -350,6 +361,20 @@ def decode(run: _Run) -> dict:
     return {"ok": True, **result}
 
 
+def _launcher(ids, w, tab, *, block_t: int, block_d: int, warps: int, min_programs: int = fused.MIN_PROGRAMS):
+    """The kernel launched by hand with these launch settings into one preallocated output: what the
+    sweep times (no wrapper, no allocation)."""
+    (B, T), (V, D) = ids.shape, w.shape
+    L = fused.launch_grid(B, T, D, block_t=block_t, block_d=block_d, min_programs=min_programs)
+    out = torch.empty(B, T, D, dtype=w.dtype, device=w.device)
+
+    def launch():
+        fused._embedding_kernel[L.grid](ids, w, tab, out, ids, B, T, V, T, float(D) ** 0.5, L.seqs_per_program,
+                                        D=D, BLOCK_T=L.block_t, BLOCK_D=L.block_d, PER_SEQUENCE=False,
+                                        num_warps=warps)
+    return launch
+
+
 def sweep(run: _Run) -> dict:
     if not run.cuda:
         return {"ok": None, "skipped": "no CUDA GPU: nothing to time"}
@@ -357,24 +382,39 @@ def sweep(run: _Run) -> dict:
 
     B, T, D, V = 64, 2048, 4096, 32000
     ids, w, tab = _inputs(B, T, D, V, torch.bfloat16, run.device)
-    out = torch.empty(B, T, D, dtype=torch.bfloat16, device=run.device)
     times = {}
     for bt in (4, 16, 32):
         for bd in (128, 256, 512):
             for warps in (2, 4, 8):
                 for mp in (1024, 8192):
-                    L = fused.launch_grid(B, T, D, block_t=bt, block_d=bd, min_programs=mp)
-
-                    def launch(L=L, warps=warps):
-                        fused._embedding_kernel[L.grid](ids, w, tab, out, ids, B, T, V, T, 64.0, L.seqs_per_program,
-                                                        D=D, BLOCK_T=L.block_t, BLOCK_D=L.block_d,
-                                                        PER_SEQUENCE=False, num_warps=warps)
+                    launch = _launcher(ids, w, tab, block_t=bt, block_d=bd, warps=warps, min_programs=mp)
                     times[f"block_t {bt}, block_d {bd}, warps {warps}, min_programs {mp}"] = round(
                         triton.testing.do_bench(launch, return_mode="median"), 4)
-    default = times["block_t 16, block_d 256, warps 4, min_programs 1024"]
+    default = times["block_t 4, block_d 128, warps 4, min_programs 1024"]
     best = sorted(times.items(), key=lambda kv: kv[1])
     return {"ok": True, "default_ms": default, "best": best[:5], "worst": best[-3:],
-            "default_over_best": round(default / best[0][1], 3), "all_ms": times}
+            "default_over_best": round(default / best[0][1], 3), "all_ms": times,
+            "by_config_ms": _launch_settings_by_config(run)}
+
+
+#: Launch settings compared at every benchmark configuration: (block_t, block_d, num_warps).
+LAUNCH_SETTINGS = {"16x256, 4 warps (the first default)": (16, 256, 4), "4x128, 4 warps (the default)": (4, 128, 4),
+                   "4x256, 8 warps": (4, 256, 8)}
+
+
+def _launch_settings_by_config(run: _Run) -> dict:
+    """The candidate launch settings at every configuration of the benchmark, timed as the benchmark
+    times (:func:`tokvec.bench.gpu._time_once`, interleaved rounds): is one default right for all?"""
+    flush = torch.ones(256 * 2**20 // 4, device=run.device)
+    result = {}
+    for B, T, D, V, dtype in bench.CONFIGS["models"]:
+        ids, w, tab = _inputs(B, T, D, V, getattr(torch, dtype), run.device)
+        fns = {label: _launcher(ids, w, tab, block_t=bt, block_d=bd, warps=warps)
+               for label, (bt, bd, warps) in LAUNCH_SETTINGS.items()}
+        times, _ = bench._interleaved(fns, lambda fn: bench._time_once(fn, run.device, flush), 20, 3,
+                                      random.Random(0))
+        result[f"{B}x{T}x{D} {dtype}"] = {label: round(bench.quantiles(t)[1], 5) for label, t in times.items()}
+    return result
 
 
 def validate(out: str | Path, *, device: str | torch.device | None = None, budget: float = 280.0,
