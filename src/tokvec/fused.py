@@ -266,14 +266,13 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
         grid, block_t, block_d, per_program = launch_grid(B, T, D, block_t=block_t, block_d=block_d,
                                                         min_programs=min_programs)
         weight = weight if weight.is_contiguous() else weight.contiguous()
-        if not per_sequence:
-            table = table[:T]
-        table = table if table.is_contiguous() else table.contiguous()
+        if not table.is_contiguous():                              # the kernel reads row t at t * d
+            table = table.contiguous() if per_sequence else table[:T].contiguous()
         starts = offsets.contiguous() if per_sequence else ids2        # (B,); unread without offsets
         args = (ids2, weight, table, out, starts, B, T, weight.shape[0], table.shape[0], float(scale),
                 per_program)
         blocks = {"D": D, "BLOCK_T": block_t, "BLOCK_D": block_d, "PER_SEQUENCE": per_sequence}
-        if interpret:
+        if interpret or weight.device.index == torch.cuda.current_device():
             launch[grid](*args, **blocks)
         else:
             with torch.cuda.device(weight.device):               # Triton launches on the current device

@@ -1,7 +1,8 @@
-"""``python -m tokvec.bench [kernels | gpu-validate | parts] ...``: the CPU benchmark; with ``kernels``
-the GPU one; with ``gpu-validate`` every check of the GPU chapter on one GPU
-(:mod:`tokvec.bench.gpu_validate`); with ``parts`` the page faults per call and the input checks
-alone (:mod:`tokvec.bench.parts`)."""
+"""``python -m tokvec.bench [kernels | gpu-validate | host | parts] ...``: the CPU benchmark; with
+``kernels`` the GPU one; with ``gpu-validate`` every check of the GPU chapter on one GPU
+(:mod:`tokvec.bench.gpu_validate`); with ``host`` the fused wrapper's Python per call
+(:mod:`tokvec.bench.host`); with ``parts`` the page faults per call and the input checks alone
+(:mod:`tokvec.bench.parts`)."""
 
 import sys
 
@@ -14,6 +15,9 @@ def main(argv=None):
     if argv[:1] == ["gpu-validate"]:
         from tokvec.bench import gpu_validate
         return gpu_validate.main(argv[1:])
+    if argv[:1] == ["host"]:
+        from tokvec.bench import host
+        return host.main(argv[1:])
     if argv[:1] == ["parts"]:
         from tokvec.bench import parts
         return parts.main(argv[1:])

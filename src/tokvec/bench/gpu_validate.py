@@ -26,8 +26,11 @@ environment, the benchmark's records under ``"records"``, and each section's fin
 8. ``timing``: the timing method against its controls (a flush that writes, no hold, a warm
    cache, ``triton.testing.do_bench``);
 9. ``decode``: :func:`tokvec.bench.gpu.run_decode`: one decoding step's wall time per contender;
-10. ``sweep`` (only with ``--sweep``): block sizes, warps and ``min_programs`` at the headline
-    configuration, against the defaults.
+10. ``reuse``: the control for reading a fused time below the copy's: the headline shape with ids
+    that repeat rows (the benchmark's), that never repeat one (a permutation), and that use a
+    table small enough for the L2, three seeds each;
+11. ``sweep`` (only with ``--sweep``): block sizes, warps and ``min_programs`` at the headline
+    configuration, against the defaults, and three launch settings at every configuration.
 
 Without a GPU it runs as a smoke test (``make test`` does): the interpreter, tiny shapes, the
 CUDA-only sections recorded as skipped with the reason.
@@ -58,7 +61,7 @@ from tokvec.bench.common import write
 __all__ = ["SECTIONS", "card_name", "main", "promise_holds", "validate"]
 
 SECTIONS = ("environment", "tests", "matrix", "guard", "large", "bad_input", "benchmark", "timing", "decode",
-            "sweep")
+            "reuse", "sweep")
 
 ROOT = Path(__file__).resolve().parents[3]          # the checkout (src/tokvec/bench/ -> .)
 
@@ -353,8 +356,11 @@ def timing(run: _Run) -> dict:
 
 
 def decode(run: _Run) -> dict:
+    from tokvec.bench import host
+
     if run.cuda:
         result = bench.run_decode((1, 64, 128, 256), device=run.device, log=print)
+        result["host_us_per_call"] = host.wrapper_costs()        # this machine's CPU, the launch left out
     else:
         result = bench.run_decode((2,), d=16, V=50, dtype_name="float32", device=run.device, max_len=32, calls=3,
                                   repeats=2, flush_mb=1, interpret=True, log=print)
@@ -373,6 +379,44 @@ def _launcher(ids, w, tab, *, block_t: int, block_d: int, warps: int, min_progra
                                         D=D, BLOCK_T=L.block_t, BLOCK_D=L.block_d, PER_SEQUENCE=False,
                                         num_warps=warps)
     return launch
+
+
+#: The id distributions of :func:`reuse`: (rows in the table, how the ids are drawn).
+REUSE = {"uniform over 32,000 rows (the benchmark's)": (32000, "uniform"),
+         "a permutation of 131,072 rows (no row twice)": (131072, "permutation"),
+         "uniform over 1,024 rows (an 8 MB table, fits the L2)": (1024, "uniform")}
+
+
+def reuse(run: _Run) -> dict:
+    """Is a fused time below the copy's the L2 serving repeated rows? The same shape with ids that
+    repeat rows, that never do, and whose table fits the L2, three seeds each; the copy (which reads
+    no table) is the anchor."""
+    B, T, D = (64, 2048, 4096) if run.cuda else (2, 8, 16)
+    flush = torch.ones((256 if run.cuda else 1) * 2**20 // 4, device=run.device)
+    table = torch.from_numpy(sinusoidal_table_numpy(T, D)).float().to(run.device)
+    table16 = table.to(torch.bfloat16)                                   # eager's, in the output dtype
+    result = {}
+    for label, (V, how) in REUSE.items():
+        V = V if run.cuda else min(V, 2 * B * T)
+        per_seed = []
+        for seed in range(3):
+            g = torch.Generator(device="cpu").manual_seed(seed)
+            w = torch.randn(V, D, generator=g).to(run.device, torch.bfloat16)
+            ids = (torch.randperm(V, generator=g)[:B * T] if how == "permutation"
+                   else torch.randint(0, V, (B * T,), generator=g)).view(B, T).to(run.device)
+            src = torch.empty(B, T, D, dtype=torch.bfloat16, device=run.device)
+            dst = torch.empty_like(src)
+            fns = {"fused": lambda w=w, ids=ids: fused.fused_embedding(ids, w, table, D ** 0.5, check=False,
+                                                                       interpret=not run.cuda),
+                   "eager": lambda w=w, ids=ids: torch.nn.functional.embedding(ids, w) * D ** 0.5 + table16,
+                   "copy": lambda src=src, dst=dst: dst.copy_(src)}
+            times, _ = bench._interleaved(fns, lambda fn: bench._time_once(fn, run.device, flush),
+                                          20 if run.cuda else 2, 3 if run.cuda else 1, random.Random(seed))
+            per_seed.append({"distinct_rows": int(torch.unique(ids).numel()),
+                             **{name: round(bench.quantiles(t)[1], 5) for name, t in times.items()}})
+            del w, src, dst, fns
+        result[label] = {"ids": B * T, "per_seed_ms": per_seed}
+    return {"ok": True, "shape": [B, T, D], "dtype": "bfloat16", **result}
 
 
 def sweep(run: _Run) -> dict:
@@ -432,7 +476,7 @@ def validate(out: str | Path, *, device: str | torch.device | None = None, budge
     steps = {"environment": lambda: environment(run), "tests": lambda: tests(run), "matrix": lambda: matrix(run),
              "guard": lambda: guard(run), "large": lambda: large(run), "bad_input": lambda: bad_input(run),
              "benchmark": lambda: benchmark(run, configs), "timing": lambda: timing(run),
-             "decode": lambda: decode(run), "sweep": lambda: sweep(run)}
+             "decode": lambda: decode(run), "reuse": lambda: reuse(run), "sweep": lambda: sweep(run)}
     if "environment" not in chosen:
         environment(run)                                  # every file says where it was measured
     for name in SECTIONS:
