@@ -114,5 +114,5 @@ with check("last: the sequences of the last slice"):
     assert 0 < last <= per, "the last slice is not empty and not larger than the others"
     assert (slices - 1) * per + last == 256, "the slices together hold the batch"
 with check("the programs: every tile of every slice"):
-    assert few.programs == 16 * few.grid[2] and new.programs == 16 * 64
+    assert few.programs == few.grid[0] * few.grid[1] * few.grid[2] and new.programs == 1024
     assert 256 * 4096 // new.programs == 1024

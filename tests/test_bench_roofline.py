@@ -100,27 +100,61 @@ def test_gpu_results_reads_every_gpu_file_in_both_layouts(tmp_path):
 
 
 def test_the_committed_gpu_files_load_and_hold_complete_records():
+    from tokvec.bench.gpu import IMPLS, KEYS
     from tokvec.bench.roofline import gpu_points, gpu_results
 
-    points = gpu_points(gpu_results())               # [] until a GPU run is committed
-    assert all(p["median_ms"] > 0 and p["gb_s"] > 0 for p in points)
+    points = gpu_points(gpu_results())
+    assert points, "no GPU run is committed (src/tokvec/bench/results/gpu-*.json)"
+    assert all(p["median_ms"] > 0 and p["gb_s"] > 0 and set(KEYS) <= set(p) for p in points)
+    for file in {p["file"] for p in points}:                  # every contender at every configuration
+        sizes = {(p["batch"], p["seq_len"], p["d_model"], p["dtype"]) for p in points if p["file"] == file}
+        assert len([p for p in points if p["file"] == file]) == len(sizes) * len(IMPLS)
+        assert all(p["vs_copy"] is not None for p in points if p["file"] == file)
 
 
 def test_gpu_points_put_each_record_against_the_copy_of_its_own_size():
     from tokvec.bench.roofline import gpu_points
 
     rows = [record("eager", 0.3), record("fused", 0.2), record("copy", 0.1),
-            record("fused", 1.0, batch=8), {**record("copy", 0.05), "file": "other.json"}]
-    eager, fused, copy, lone, other = gpu_points(rows)
+            record("fused", 1.0, batch=8), {**record("copy", 0.05), "file": "other.json"},
+            {**record("scaled_add", 0.25), "bytes": 12345}]
+    eager, fused, copy, lone, other, own = gpu_points(rows)
     one_pass = bytes_moved(4, 8, 16, "bfloat16", impl="fused", table_dtype="float32")   # the kernel's PE
     copied = bytes_moved(4, 8, 16, "bfloat16", impl="copy")
-    assert eager["bytes"] == fused["bytes"] == one_pass and copy["bytes"] == copied
+    assert eager["bytes"] == fused["bytes"] == one_pass and copy["bytes"] == copied     # records without bytes
+    assert own["bytes"] == 12345 and own["gb_s"] == pytest.approx(12345 / 0.25e-3 / 1e9)   # a record's own count
     assert fused["gb_s"] == pytest.approx(one_pass / 0.2e-3 / 1e9)
     copy_speed = copied / 0.1e-3 / 1e9
-    assert copy["of_copy"] == pytest.approx(1.0)
+    assert copy["of_copy"] == pytest.approx(1.0) and copy["vs_copy"] == pytest.approx(1.0)
     assert eager["of_copy"] == pytest.approx(one_pass / 0.3e-3 / 1e9 / copy_speed)
+    assert eager["vs_copy"] == pytest.approx(3.0) and fused["vs_copy"] == pytest.approx(2.0)
     assert fused["floor_ms"] == pytest.approx(one_pass / copy_speed / 1e6)
-    assert lone["of_copy"] is None and lone["floor_ms"] is None        # no copy at batch 8
+    assert lone["of_copy"] is None and lone["floor_ms"] is None and lone["vs_copy"] is None   # no copy at batch 8
     assert other["of_copy"] == pytest.approx(1.0)                      # another file's copy
     with pytest.raises(ValueError, match="lacks \\['median_ms'\\]"):
         gpu_points([{k: v for k, v in record("eager", 1.0).items() if k != "median_ms"}])
+
+
+def test_per_sequence_positions_read_a_row_per_token_and_eager_gathers_them():
+    """A server's decoding step: every sequence at its own position. The fused kernel reads B PE rows
+    and B offsets; the eager forms also write the gathered rows and read them back."""
+    B, d = 64, 4096
+    shared = bytes_moved(B, 1, d, "bfloat16", impl="fused", table_dtype="float32")
+    own = bytes_moved(B, 1, d, "bfloat16", impl="fused", table_dtype="float32", per_sequence=True)
+    assert own - shared == (B - 1) * d * 4 + B * 8                  # B rows of float32, not one; B offsets
+    eager = bytes_moved(B, 1, d, "bfloat16", impl="eager", per_sequence=True)
+    assert eager == B * 8 * 2 + 6 * B * d * 2 + 3 * B * d * 2       # ids, offsets, 6 passes, PE rows x 3
+    assert bytes_moved(B, 1, d, impl="copy", per_sequence=True) == bytes_moved(B, 1, d, impl="copy")
+    assert 2 < eager / own < 2.5
+
+
+def test_gpu_runs_are_the_committed_validation_files():
+    from tokvec.bench.gpu_validate import SECTIONS
+    from tokvec.bench.roofline import gpu_runs
+
+    runs = gpu_runs()
+    assert runs, "no gpu-validate run is committed"
+    for name, run in runs.items():
+        assert name.startswith("gpu-") and set(run) >= {"command", "environment", "records", "sections"}
+        assert run["environment"]["gpu"] and run["environment"]["commit"]
+        assert all(run["sections"][s]["ok"] is True for s in SECTIONS if s in run["sections"]), name

@@ -24,7 +24,8 @@ alone. The counts:
   the gather reads the rows and writes the output, the add reads it and the positional tile and
   writes it again: four tensor-sized passes;
 * ``copy``: ``out.copy_(src)`` of an output-sized tensor, one read and one write: the practical
-  ceiling any gather can hope to match.
+  ceiling of a gather whose rows all come from memory (repeated rows that the L2 serves can take
+  a gather below it: chapter 10.1 measures both).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from pathlib import Path
 from tokvec import validate
 
 __all__ = ["DTYPE_BYTES", "FUSED_TABLE_DTYPE", "GPU_RESULTS", "bytes_moved", "compulsory_bytes", "expected_distinct",
-           "gpu_points", "gpu_results", "min_time_ms"]
+           "gpu_points", "gpu_results", "gpu_runs", "min_time_ms"]
 
 #: Bytes per element of the dtypes the benchmarks use.
 DTYPE_BYTES = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
@@ -46,10 +47,17 @@ FUSED_TABLE_DTYPE = "float32"
 
 
 def bytes_moved(batch: int, seq_len: int, d_model: int, dtype: str = "bfloat16", *,
-                impl: str = "fused", id_bytes: int = 8, table_dtype: str | None = None) -> int:
+                impl: str = "fused", id_bytes: int = 8, table_dtype: str | None = None,
+                per_sequence: bool = False) -> int:
     """Algorithmic bytes read and written by one forward pass of ``impl`` (fused, eager, in_place or
     copy); ``dtype`` is the output's and the embedding table's, ``table_dtype`` the positional
-    table's (default: ``dtype``)."""
+    table's (default: ``dtype``).
+
+    ``per_sequence``: every sequence sits at its own position (``offsets``, as a server decodes),
+    so the positional rows are ``batch * seq_len`` rows read from the table, not one tile shared
+    by the batch, plus one offset per sequence; the eager forms gather those rows with a kernel of
+    their own (``PE[offsets]``), which writes them and the add reads them back.
+    """
     for name, value in (("batch", batch), ("seq_len", seq_len), ("d_model", d_model)):
         validate.positive_int(value, name)
     table_dtype = dtype if table_dtype is None else table_dtype
@@ -61,6 +69,11 @@ def bytes_moved(batch: int, seq_len: int, d_model: int, dtype: str = "bfloat16",
     tensor = tokens * d_model * e              # one (B, T, d) tensor
     ids = tokens * id_bytes
     pe = seq_len * d_model * DTYPE_BYTES[table_dtype]            # the positional tile, read once
+    if per_sequence and impl != "copy":
+        pe = tokens * d_model * DTYPE_BYTES[table_dtype]         # every sequence its own rows
+        ids += batch * id_bytes                                   # and its offset
+        if impl != "fused":
+            pe += 2 * tokens * d_model * DTYPE_BYTES[table_dtype]    # PE[offsets] written, read back
     if impl == "fused":
         return ids + tensor + pe + tensor                        # ids, rows, PE tile, output
     if impl == "eager":
@@ -110,8 +123,18 @@ def min_time_ms(n_bytes: float, bandwidth_tb_s: float) -> float:
     return n_bytes / (bandwidth_tb_s * 1e12) * 1e3
 
 
-#: Where the GPU runs are committed: ``python -m tokvec.bench kernels --out`` one of these names.
+#: The committed GPU runs: ``python -m tokvec.bench gpu-validate --out DIR`` writes ``DIR/gpu-<card>.json``.
 GPU_RESULTS = "gpu-*.json"
+
+
+def gpu_runs(directory: str | Path | None = None) -> dict[str, dict]:
+    """The committed GPU runs of ``python -m tokvec.bench gpu-validate`` (``gpu-*.json`` in
+    ``directory``, by default the package's ``results/``), by file name: each with the command,
+    the environment, the benchmark's ``records`` and every section's findings under ``sections``."""
+    from tokvec.bench.common import RESULTS_DIR, load
+
+    files = sorted(Path(RESULTS_DIR if directory is None else directory).glob(GPU_RESULTS))
+    return {path.name: data for path in files if isinstance(data := load(path), dict)}
 
 
 def gpu_results(directory: str | Path | None = None) -> list[dict]:
@@ -135,13 +158,15 @@ _GPU_KEYS = {"device", "impl", "dtype", "batch", "seq_len", "d_model", "median_m
 
 
 def gpu_points(records: list[dict]) -> list[dict]:
-    """Each timed record against the roofline, in the order given.
+    """Each timed record against the roofline and against the copy of its size, in the order given.
 
-    Adds ``bytes`` (what the timed code must move: one fused pass, or a copy's read and write),
-    ``gb_s`` (those bytes over the median time), ``of_copy`` (that speed over the speed of the
-    copy of the same file, device, dtype and size: the bandwidth the machine gives in practice;
-    None without a copy record), and ``floor_ms`` (the fused pass's bytes at the copy's speed).
-    The fused pass is counted with its float32 positional table (:data:`FUSED_TABLE_DTYPE`).
+    Adds ``bytes`` (the record's own count, as the benchmark writes it: each contender its own
+    kernels' bytes; for records without one, one fused pass, or a copy's read and write),
+    ``gb_s`` (those bytes over the median time), ``vs_copy`` (the median time over the copy's of
+    the same file, device, dtype and size: the copy reads and writes about the bytes the fused
+    kernel must, so this is how far from the practical ceiling it runs; None without a copy
+    record), ``of_copy`` (``gb_s`` over the copy's) and ``floor_ms`` (one fused pass's bytes at
+    the copy's speed).
     """
     for r in records:
         missing = _GPU_KEYS - set(r)
@@ -149,20 +174,19 @@ def gpu_points(records: list[dict]) -> list[dict]:
             raise ValueError(f"a GPU record lacks {sorted(missing)}: {r!r:.200}; "
                              "write records with python -m tokvec.bench kernels --out")
     size = lambda r: (r.get("file"), r["device"], r["dtype"], r["batch"], r["seq_len"], r["d_model"])  # noqa: E731
-    copy_speed = {}
-    for r in records:
-        if r["impl"] == "copy":
-            copied = bytes_moved(r["batch"], r["seq_len"], r["d_model"], r["dtype"], impl="copy")
-            copy_speed[size(r)] = copied / (r["median_ms"] / 1e3) / 1e9
+    shape = lambda r: (r["batch"], r["seq_len"], r["d_model"], r["dtype"])                          # noqa: E731
+    copies = {size(r): r for r in records if r["impl"] == "copy"}
     points = []
     for r in records:
         kind = "copy" if r["impl"] == "copy" else "fused"
-        moved = bytes_moved(r["batch"], r["seq_len"], r["d_model"], r["dtype"], impl=kind,
-                            table_dtype=FUSED_TABLE_DTYPE if kind == "fused" else None)
+        moved = r.get("bytes") or bytes_moved(*shape(r), impl=kind,
+                                              table_dtype=FUSED_TABLE_DTYPE if kind == "fused" else None)
         gb_s = moved / (r["median_ms"] / 1e3) / 1e9
-        ceiling = copy_speed.get(size(r))
-        one_pass = bytes_moved(r["batch"], r["seq_len"], r["d_model"], r["dtype"], impl="fused",
-                               table_dtype=FUSED_TABLE_DTYPE)
-        points.append({**r, "bytes": moved, "gb_s": gb_s, "of_copy": gb_s / ceiling if ceiling else None,
-                       "floor_ms": one_pass / (ceiling * 1e9) * 1e3 if ceiling else None})
+        copy = copies.get(size(r))
+        copy_speed = bytes_moved(*shape(r), impl="copy") / (copy["median_ms"] / 1e3) / 1e9 if copy else None
+        one_pass = bytes_moved(*shape(r), impl="fused", table_dtype=FUSED_TABLE_DTYPE)
+        points.append({**r, "bytes": moved, "gb_s": gb_s,
+                       "vs_copy": r["median_ms"] / copy["median_ms"] if copy else None,
+                       "of_copy": gb_s / copy_speed if copy else None,
+                       "floor_ms": one_pass / (copy_speed * 1e9) * 1e3 if copy else None})
     return points
