@@ -462,3 +462,34 @@ def test_check_ids_reads_from_the_device_once(monkeypatch):
         monkeypatch.setattr(torch.Tensor, name, counted)
     check_ids(torch.tensor([[1, 2, 3], [4, 5, 6]]), 10, 8)
     assert reads == ["tolist"]
+
+
+def test_each_sequence_at_its_own_offset_equals_the_rows_of_the_table():
+    """A server's batch: token t of sequence b at position offsets[b] + t (or every sequence at p)."""
+    torch.manual_seed(0)
+    layer = TransformerEmbedding(20, 8, 12, dropout=0.0).eval()
+    ids, offsets = torch.randint(0, 20, (3, 4)), torch.tensor([0, 8, 5])
+    with torch.no_grad():
+        out = layer(ids, offsets)
+        expected = layer.token(ids) * layer.scale + layer.pe[offsets[:, None] + torch.arange(4)]
+        assert torch.allclose(out, expected, atol=1e-6)
+        assert torch.allclose(layer(ids, 8), layer.token(ids) * layer.scale + layer.pe[8:12], atol=1e-6)
+        assert torch.equal(layer(ids, 0), layer(ids))
+    out = layer(ids, offsets)                                  # with autograd: the same, differentiable
+    out.sum().backward()
+    assert layer.token.weight.grad is not None
+
+
+@pytest.mark.parametrize("offsets,error,message", [
+    (torch.tensor([0, 9, 0]), IndexError, "offset 9 of sequence 1 is out of range: a sequence of 4 tokens "
+                                          "must start in 0..8"),
+    (9, IndexError, "offset 9 is out of range"),
+    (torch.tensor([0, 1]), ValueError, "offsets must be shape \\(3,\\)"),
+    ([0, 1, 2], TypeError, "offsets must be an int or an integer tensor"),
+])
+def test_bad_offsets_name_the_value_the_range_and_the_fix(offsets, error, message):
+    layer = TransformerEmbedding(20, 8, 12, dropout=0.0)
+    with pytest.raises(error, match=message):
+        layer(torch.zeros(3, 4, dtype=torch.long), offsets)
+    with pytest.raises(ValueError, match="an int \\(the ids have no batch dimension\\)"):
+        layer(torch.zeros(4, dtype=torch.long), torch.tensor([0]))
