@@ -93,7 +93,7 @@ with check("each value is one number, not a list of times"):
 # %% gpu-ex-grid | points: 2 | defines: B, T, d, naive_programs, new, few, last
 with check("B, T, d: one decoding step of 256 sequences with d = 4096"):
     assert (B, T, d) == (256, 1, 4096), f"(B, T, d) = {(B, T, d)}"
-with check("naive_programs: 16 positions x 256 features a program, the batch looped"):
+with check("naive_programs: 4 positions x 128 features a program, the batch looped"):
     assert isinstance(naive_programs, int), (
         f"an int, not {type(naive_programs).__name__}")
     assert naive_programs >= 1, "at least one program"
@@ -103,9 +103,9 @@ with check("new and few: launch_grid by default, and with min_programs=132"):
         "new, few: what fused.launch_grid returns")
     assert new != few, "few: launch_grid with min_programs=132"
 # %% hidden
-with check("the naive grid: one program per 16 x 256 tile of the (T, d) plane"):
-    assert naive_programs == math.ceil(1 / 16) * math.ceil(4096 / 256), (
-        "naive_programs: tiles of 16 positions and 256 features; the batch is looped")
+with check("the naive grid: one program per 4 x 128 tile of the (T, d) plane"):
+    assert naive_programs == math.ceil(1 / 4) * math.ceil(4096 / 128), (
+        "naive_programs: tiles of 4 positions and 128 features; the batch is looped")
 with check("new and few are launch_grid's grids for (256, 1, 4096)"):
     assert new == fused.launch_grid(256, 1, 4096), "new = fused.launch_grid(B, T, d)"
     assert few == fused.launch_grid(256, 1, 4096, min_programs=132)
