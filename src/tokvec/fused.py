@@ -26,7 +26,7 @@ writes each output element once (:mod:`tokvec.bench.roofline` counts the bytes).
   of 16 (the only divisibility Triton infers for an integer argument).
 * The tile is (positions x contiguous features): along a row of the tile, neighbouring threads
   read neighbouring addresses, so a warp's loads of one table row coalesce into a few wide
-  memory transactions (512 bytes for 256 bfloat16 features), and a thread that holds several
+  memory transactions (256 bytes for the 128 bfloat16 features of a default tile), and a thread that holds several
   contiguous elements loads them with one vector instruction of up to 16 bytes.
 * Bad ids: :func:`fused_embedding` checks the ids (and offsets) first
   (:func:`tokvec.validate.check_ids`): a bad id is a Python error that names it. The kernel also
@@ -50,6 +50,7 @@ to bfloat16 by cutting the low bits off, where a GPU rounds to nearest, and it r
 result can be one step off the GPU's.)
 """
 
+import numbers
 from typing import NamedTuple
 
 import torch
@@ -236,6 +237,8 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
         check_ids(ids, weight.shape[0], table.shape[0], offsets)      # one read-back for both
     elif ids.dim() not in (1, 2):
         raise ValueError(f"ids must have shape (T,) or (B, T), got {tuple(ids.shape)}")
+    elif ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
+        raise TypeError(f"ids must have an integer dtype, got {ids.dtype}; convert with ids.long()")
     batched = ids.dim() == 2
     ids2 = ids if batched else ids.unsqueeze(0)                     # (B, T)
     if not ids2.is_contiguous():
@@ -244,10 +247,18 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
     D = weight.shape[1]
     if table.shape[1] != D:
         raise ValueError(f"table must be (l_max, {D}) to match the weight, got {tuple(table.shape)}")
-    if isinstance(offsets, int) and not isinstance(offsets, bool):
-        table, offsets = table[offsets:], None                       # every sequence at offsets + t
+    if isinstance(offsets, numbers.Integral) and not isinstance(offsets, bool):
+        start = int(offsets)                                         # a Python int: checked for free
+        if not 0 <= start <= table.shape[0] - T:
+            raise IndexError(f"offset {start} is out of range: a sequence of {T} tokens must start in "
+                             f"0..{table.shape[0] - T} (the table has {table.shape[0]} rows)")
+        table, offsets = table[start:], None                         # every sequence at offsets + t
     if offsets is None and table.shape[0] < T:
         raise ValueError(f"table must be (>= {T}, {D}), got {tuple(table.shape)}")
+    if B * T >= 2**31 or (offsets is None and T * D >= 2**31):
+        raise ValueError(f"the kernel indexes the ids (B * T = {B * T:,}) and the positional tile (T * d = "
+                         f"{T * D:,}) with 32-bit offsets, which must stay below 2**31; split the batch or "
+                         f"the sequence into smaller calls")
     per_sequence = offsets is not None
     if per_sequence and not check and (not isinstance(offsets, torch.Tensor) or offsets.shape != (B,)):
         raise ValueError(f"offsets must be a ({B},) integer tensor, one start per sequence, got {offsets!r:.60}")

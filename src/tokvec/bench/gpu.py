@@ -333,7 +333,7 @@ def run_decode(batches: Sequence[int] = (1, 64, 256), d: int = 4096, V: int = 32
     microseconds per step of each contender (the median of ``repeats`` runs of ``calls`` steps)
     and the GPU time of the kernels alone (CUDA events, median of 30 cold calls):
 
-    * ``layer``: :class:`tokvec.layers.TransformerEmbedding`, ids and offsets checked (two read-backs);
+    * ``layer``: :class:`tokvec.layers.TransformerEmbedding`, ids and offsets checked (one read-back);
     * ``eager``: the expression, ``emb(ids) * sqrt(d) + PE[offsets]``, unchecked (four kernels);
     * ``fused_checked`` / ``fused``: :func:`tokvec.fused.fused_embedding` with and without the checks;
     * ``raw_launch``: the Triton kernel launched directly, arguments prepared once (no wrapper);
@@ -359,10 +359,12 @@ def run_decode(batches: Sequence[int] = (1, 64, 256), d: int = 4096, V: int = 32
                 for _ in range(5):
                     fn()
             walls = {name: [] for name in fns}
+            order, rng = list(fns), random.Random(seed + B)
             with no_gc():
-                for _ in range(repeats):                       # interleaved: each contender once per round
-                    for name, fn in fns.items():
-                        walls[name].append(_wall_ms(fn, device, calls) * 1e3)
+                for _ in range(repeats):                       # interleaved: each contender once per round,
+                    rng.shuffle(order)                         # in a new order every round
+                    for name in order:
+                        walls[name].append(_wall_ms(fns[name], device, calls) * 1e3)
             row = {"wall_us": {name: round(statistics.median(w), 2) for name, w in walls.items()},
                    "wall_us_range": {name: [round(min(w), 2), round(max(w), 2)] for name, w in walls.items()}}
             gpu = _interleaved(kernels, lambda fn: _time_once(fn, device, flush), 30, 3, random.Random(seed))[0]

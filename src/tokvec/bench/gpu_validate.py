@@ -157,16 +157,21 @@ def environment(run: _Run) -> dict:
         p = torch.cuda.get_device_properties(run.device)
         env.update(gpu=p.name, sms=p.multi_processor_count, memory_gib=round(p.total_memory / 2**30, 1),
                    l2_mib=round(getattr(p, "L2_cache_size", 0) / 2**20, 1), capability=f"{p.major}.{p.minor}")
-        fields = ("name,driver_version,pstate,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,"
-                  "power.limit,temperature.gpu,ecc.mode.current,persistence_mode,compute_mode,clocks_throttle_reasons.active")
-        try:
-            smi = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv"], capture_output=True,
-                                 text=True, timeout=30)
-            env["nvidia_smi"] = smi.stdout.strip() or smi.stderr.strip()
-        except (OSError, subprocess.TimeoutExpired) as err:
-            env["nvidia_smi"] = f"not available: {err}"
+        env["nvidia_smi"] = _smi("name,driver_version,pstate,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
+                                 "power.draw,power.limit,temperature.gpu,ecc.mode.current,persistence_mode,"
+                                 "compute_mode,clocks_throttle_reasons.active")
     run.data["environment"] = env
     return {"ok": True, **env}
+
+
+def _smi(fields: str) -> str:
+    """``nvidia-smi``'s answer for ``fields`` (CSV with a header), or why there is none."""
+    try:
+        smi = subprocess.run(["nvidia-smi", f"--query-gpu={fields}", "--format=csv"], capture_output=True,
+                             text=True, timeout=30)
+        return smi.stdout.strip() or smi.stderr.strip()
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"not available: {err}"
 
 
 def _git_commit() -> str | None:
@@ -312,7 +317,11 @@ def benchmark(run: _Run, configs) -> dict:
     records = bench.run_kernels(configs, run.device, repeats=30 if run.cuda else 3, warmup=5 if run.cuda else 1,
                                 flush_mb=256 if run.cuda else 1, interpret=not run.cuda, log=print)
     run.data["records"] = records
-    return {"ok": True, "records": len(records)}
+    result = {"ok": True, "records": len(records)}
+    if run.cuda:                                       # the clocks under load, not at idle
+        result["nvidia_smi_after"] = _smi("clocks.sm,clocks.mem,power.draw,temperature.gpu,pstate,"
+                                          "clocks_throttle_reasons.active")
+    return result
 
 
 #: The timing method (:func:`tokvec.bench.gpu._time_once`) and its controls: keyword arguments,
@@ -329,8 +338,11 @@ TIMING_METHODS = {
 
 
 def timing(run: _Run) -> dict:
-    """The timing method against its controls, at the headline size, GPT-2's and a decoding step:
-    each method times the contenders in interleaved rounds, as the benchmark does."""
+    """The timing method against its controls, at the headline size, GPT-2's and a decoding step.
+    Every (contender, method) pair is one entry of the same interleaved rounds, so a disturbance of
+    the machine lands on all methods alike, not on whichever ran as a block at that moment."""
+    import gc
+
     dev = run.device
     configs = ([(64, 2048, 4096, 32000, "bfloat16"), (32, 512, 768, 32000, "float32"),
                 (64, 1, 4096, 32000, "bfloat16")] if run.cuda else [(2, 8, 16, 50, "float32")])
@@ -340,19 +352,34 @@ def timing(run: _Run) -> dict:
     for B, T, d, V, dtype in configs:
         fns, _, _ = bench.contenders(B, T, d, V, dtype, dev, impls=("eager", "compiled", "fused", "copy"),
                                      interpret=not run.cuda)
+        pairs = {(name, label): (fn, kw, collect) for name, fn in fns.items()
+                 for label, (kw, collect) in TIMING_METHODS.items()}
+
+        def measure(entry):
+            fn, kw, collect = entry
+            if collect:
+                gc.enable()
+            try:
+                return bench._time_once(fn, dev, flush, **kw)
+            finally:
+                gc.disable()
+
+        keyed = {key: entry for key, entry in pairs.items()}
+        times, _ = bench._interleaved({k: (lambda e=e: e) for k, e in keyed.items()},
+                                      lambda get: measure(get()), 30 if run.cuda else 3, 0, rng)
+        for fn in fns.values():
+            fn()
         row = {name: {} for name in fns}
-        for label, (kw, collect) in TIMING_METHODS.items():
-            times, _ = bench._interleaved(fns, lambda fn, kw=kw: bench._time_once(fn, dev, flush, **kw),
-                                          30 if run.cuda else 3, 3, rng, collect=collect)
-            for name, t in times.items():
-                row[name][label] = [round(x, 5) for x in bench.quantiles(t)]
+        for (name, label), t in times.items():
+            row[name][label] = [round(x, 5) for x in bench.quantiles(t)]
         if run.cuda:
             import triton.testing
             for name, fn in fns.items():
                 row[name]["triton do_bench median"] = round(triton.testing.do_bench(fn, return_mode="median"), 5)
         out[f"{B}x{T}x{d} {dtype}"] = row
         del fns
-    return {"ok": True, "ms_p10_p50_p90": out}
+    return {"ok": True, "interleaved": "every contender and method in the same shuffled rounds",
+            "ms_p10_p50_p90": out}
 
 
 def decode(run: _Run) -> dict:
@@ -387,6 +414,11 @@ REUSE = {"uniform over 32,000 rows (the benchmark's)": (32000, "uniform"),
          "uniform over 1,024 rows (an 8 MB table, fits the L2)": (1024, "uniform")}
 
 
+#: Wider tiles for :func:`reuse`: programs running together read wider column blocks of the
+#: table (``V * block_d`` elements), up to whole rows.
+REUSE_TILES = {"fused, 4x512 tiles, 8 warps": (4, 512, 8), "fused, whole rows (1x4096), 8 warps": (1, 4096, 8)}
+
+
 def reuse(run: _Run) -> dict:
     """Is a fused time below the copy's the L2 serving repeated rows? The same shape with ids that
     repeat rows, that never do, and whose table fits the L2, three seeds each; the copy (which reads
@@ -408,8 +440,12 @@ def reuse(run: _Run) -> dict:
             dst = torch.empty_like(src)
             fns = {"fused": lambda w=w, ids=ids: fused.fused_embedding(ids, w, table, D ** 0.5, check=False,
                                                                        interpret=not run.cuda),
+                   "gather alone": lambda w=w, ids=ids: torch.nn.functional.embedding(ids, w),
                    "eager": lambda w=w, ids=ids: torch.nn.functional.embedding(ids, w) * D ** 0.5 + table16,
                    "copy": lambda src=src, dst=dst: dst.copy_(src)}
+            if run.cuda:                          # the same kernel, wider tiles: a larger column working set
+                for label, (bt, bd, warps) in REUSE_TILES.items():
+                    fns[label] = _launcher(ids, w, table, block_t=bt, block_d=bd, warps=warps)
             times, _ = bench._interleaved(fns, lambda fn: bench._time_once(fn, run.device, flush),
                                           20 if run.cuda else 2, 3 if run.cuda else 1, random.Random(seed))
             per_seed.append({"distinct_rows": int(torch.unique(ids).numel()),
@@ -436,8 +472,19 @@ def sweep(run: _Run) -> dict:
                         triton.testing.do_bench(launch, return_mode="median"), 4)
     default = times["block_t 4, block_d 128, warps 4, min_programs 1024"]
     best = sorted(times.items(), key=lambda kv: kv[1])
+    from tokvec.bench.compiled import compile_kernel
+
+    spills = {}
+    for bt in (4, 16, 32):
+        for bd in (128, 256, 512):
+            for warps in (2, 4, 8):
+                try:
+                    spills[f"block_t {bt}, block_d {bd}, warps {warps}"] = compile_kernel(
+                        D, block_t=bt, block_d=bd, num_warps=warps)["spill_stores"]
+                except Exception as err:                  # ptxas missing or refusing: say so
+                    spills[f"block_t {bt}, block_d {bd}, warps {warps}"] = repr(err)[:200]
     return {"ok": True, "default_ms": default, "best": best[:5], "worst": best[-3:],
-            "default_over_best": round(default / best[0][1], 3), "all_ms": times,
+            "default_over_best": round(default / best[0][1], 3), "all_ms": times, "spill_stores": spills,
             "by_config_ms": _launch_settings_by_config(run)}
 
 
