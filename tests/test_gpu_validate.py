@@ -87,3 +87,42 @@ def test_the_promise_check_refuses_a_result_one_step_off():
 
 def test_the_card_name_is_a_file_name():
     assert gpu_validate.card_name(torch.device("cpu")) == "cpu"
+
+
+def test_the_reuse_control_keeps_every_case_apart_on_a_gpu(tmp_path, monkeypatch):
+    """The GPU branch adds wider-tile launches to every case; run it on the CPU with the launches
+    replaced, on tiny shapes: each id distribution must keep its own key and every contender."""
+    run = gpu_validate._Run(tmp_path, torch.device("cpu"), 60.0, "test")
+    run.cuda = True                                              # take the GPU branch
+    monkeypatch.setattr(gpu_validate, "_launcher", lambda *a, **kw: (lambda: None))
+    monkeypatch.setattr(gpu_validate.fused, "fused_embedding", lambda *a, **kw: None)
+    monkeypatch.setattr(gpu_validate.bench, "_time_once", lambda fn, dev, flush, **kw: (fn(), 1.0)[1])
+    result = gpu_validate.reuse(run, shape=(2, 4, 8))
+    cases = [k for k, v in result.items() if isinstance(v, dict)]
+    assert cases == list(gpu_validate.REUSE)
+    for case in cases:
+        seed = result[case]["per_seed_ms"][0]
+        assert {"fused", "gather alone", "eager", "copy", *gpu_validate.REUSE_TILES} <= set(seed)
+
+
+def test_the_warm_cache_control_times_a_call_right_after_the_same_call(tmp_path, monkeypatch):
+    """In interleaved rounds a 'warm' call would otherwise follow some other contender."""
+    calls = []
+    run = gpu_validate._Run(tmp_path, torch.device("cpu"), 60.0, "test")
+
+    def fake_time(fn, dev, flush, **kw):
+        calls.append(("timed", fn, kw.get("mode", "read")))
+        return 1.0
+
+    real_contenders = gpu_validate.bench.contenders
+
+    def traced(*args, **kwargs):
+        fns, moved, inputs = real_contenders(*args, **{**kwargs, "impls": ("eager", "copy")})
+        return {n: (lambda n=n, f=f: calls.append(("call", n)) or f()) for n, f in fns.items()}, moved, inputs
+
+    monkeypatch.setattr(gpu_validate.bench, "_time_once", fake_time)
+    monkeypatch.setattr(gpu_validate.bench, "contenders", traced)
+    gpu_validate.timing(run)
+    warm = [i for i, c in enumerate(calls) if c[0] == "timed" and c[2] == "none"]
+    assert warm and all(calls[i - 1][0] == "call" and calls[i - 1][1] == calls[i][1].__defaults__[0]
+                        for i in warm)

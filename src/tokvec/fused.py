@@ -225,9 +225,9 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
     Forward only: ``weight`` or ``table`` requiring gradients is an error while autograd is
     recording.
 
-    ``check=True`` checks the ids and offsets on the device and reads the result back (one
-    reduction and one read-back each, so Python waits for the GPU); a bad one is an error that
-    names it. ``check=False`` skips that wait, for ids already checked: the kernel still never
+    ``check=True`` checks the ids and offsets on the device and reads the result back (a small
+    reduction of each, one read-back for both, so Python waits for the GPU once); a bad one is an
+    error that names it. ``check=False`` skips that wait, for ids already checked: the kernel still never
     reads outside the tables, and writes NaN for a bad id or position. ``block_t``, ``block_d``
     and ``min_programs`` shape the grid (:func:`launch_grid`).
     """
@@ -241,8 +241,6 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
         raise TypeError(f"ids must have an integer dtype, got {ids.dtype}; convert with ids.long()")
     batched = ids.dim() == 2
     ids2 = ids if batched else ids.unsqueeze(0)                     # (B, T)
-    if not ids2.is_contiguous():
-        ids2 = ids2.contiguous()
     B, T = ids2.shape
     D = weight.shape[1]
     if table.shape[1] != D:
@@ -260,8 +258,14 @@ def fused_embedding(ids: torch.Tensor, weight: torch.Tensor, table: torch.Tensor
                          f"{T * D:,}) with 32-bit offsets, which must stay below 2**31; split the batch or "
                          f"the sequence into smaller calls")
     per_sequence = offsets is not None
-    if per_sequence and not check and (not isinstance(offsets, torch.Tensor) or offsets.shape != (B,)):
-        raise ValueError(f"offsets must be a ({B},) integer tensor, one start per sequence, got {offsets!r:.60}")
+    if per_sequence and not check:                                  # the checks that cost nothing
+        if not batched or not isinstance(offsets, torch.Tensor) or offsets.shape != (B,):
+            want = f"a ({B},) integer tensor, one start per sequence" if batched else "an int (ids of rank 1)"
+            raise ValueError(f"offsets must be {want}, got {offsets!r:.60}")
+        if offsets.dtype.is_floating_point or offsets.dtype.is_complex or offsets.dtype == torch.bool:
+            raise TypeError(f"offsets must have an integer dtype, got {offsets.dtype}; convert with offsets.long()")
+    if not ids2.is_contiguous():
+        ids2 = ids2.contiguous()
     if not (weight.device == ids2.device == table.device) or (per_sequence and offsets.device != weight.device):
         where = f", {offsets.device}" if per_sequence else ""
         raise ValueError(f"ids, weight, table (and offsets) must be on one device, got {ids2.device}, "

@@ -29,7 +29,9 @@ environment, the benchmark's records under ``"records"``, and each section's fin
 10. ``reuse``: the control for reading a fused time below the copy's: the headline shape with ids
     that repeat rows (the benchmark's), that never repeat one (a permutation), and that use a
     table small enough for the L2, three seeds each;
-11. ``sweep`` (only with ``--sweep``): block sizes, warps and ``min_programs`` at the headline
+11. ``eager_parts``: eager's three kernels alone, and its add with the positional tile broadcast
+    against pre-expanded (whether the tile's re-reads hit the L2);
+12. ``sweep`` (only with ``--sweep``): block sizes, warps and ``min_programs`` at the headline
     configuration, against the defaults, and three launch settings at every configuration.
 
 Without a GPU it runs as a smoke test (``make test`` does): the interpreter, tiny shapes, the
@@ -61,7 +63,7 @@ from tokvec.bench.common import write
 __all__ = ["SECTIONS", "card_name", "main", "promise_holds", "validate"]
 
 SECTIONS = ("environment", "tests", "matrix", "guard", "large", "bad_input", "benchmark", "timing", "decode",
-            "reuse", "sweep")
+            "reuse", "eager_parts", "sweep")
 
 ROOT = Path(__file__).resolve().parents[3]          # the checkout (src/tokvec/bench/ -> .)
 
@@ -357,6 +359,8 @@ def timing(run: _Run) -> dict:
 
         def measure(entry):
             fn, kw, collect = entry
+            if kw.get("mode") == "none":              # a warm cache: the same call just before
+                fn()
             if collect:
                 gc.enable()
             try:
@@ -364,11 +368,11 @@ def timing(run: _Run) -> dict:
             finally:
                 gc.disable()
 
-        keyed = {key: entry for key, entry in pairs.items()}
-        times, _ = bench._interleaved({k: (lambda e=e: e) for k, e in keyed.items()},
+        for fn in fns.values():                        # compile and warm up before any round
+            for _ in range(3):
+                fn()
+        times, _ = bench._interleaved({k: (lambda e=e: e) for k, e in pairs.items()},
                                       lambda get: measure(get()), 30 if run.cuda else 3, 0, rng)
-        for fn in fns.values():
-            fn()
         row = {name: {} for name in fns}
         for (name, label), t in times.items():
             row[name][label] = [round(x, 5) for x in bench.quantiles(t)]
@@ -419,40 +423,67 @@ REUSE = {"uniform over 32,000 rows (the benchmark's)": (32000, "uniform"),
 REUSE_TILES = {"fused, 4x512 tiles, 8 warps": (4, 512, 8), "fused, whole rows (1x4096), 8 warps": (1, 4096, 8)}
 
 
-def reuse(run: _Run) -> dict:
+def reuse(run: _Run, shape: tuple[int, int, int] | None = None) -> dict:
     """Is a fused time below the copy's the L2 serving repeated rows? The same shape with ids that
     repeat rows, that never do, and whose table fits the L2, three seeds each; the copy (which reads
-    no table) is the anchor."""
-    B, T, D = (64, 2048, 4096) if run.cuda else (2, 8, 16)
+    no table) is the anchor. On a GPU also the same kernel with wider tiles (``REUSE_TILES``), whose
+    programs read wider column blocks of the table, and PyTorch's gather alone."""
+    B, T, D = shape or ((64, 2048, 4096) if run.cuda else (2, 8, 16))
     flush = torch.ones((256 if run.cuda else 1) * 2**20 // 4, device=run.device)
     table = torch.from_numpy(sinusoidal_table_numpy(T, D)).float().to(run.device)
-    table16 = table.to(torch.bfloat16)                                   # eager's, in the output dtype
     result = {}
-    for label, (V, how) in REUSE.items():
+    for case, (V, how) in REUSE.items():
         V = V if run.cuda else min(V, 2 * B * T)
-        per_seed = []
-        for seed in range(3):
-            g = torch.Generator(device="cpu").manual_seed(seed)
-            w = torch.randn(V, D, generator=g).to(run.device, torch.bfloat16)
-            ids = (torch.randperm(V, generator=g)[:B * T] if how == "permutation"
-                   else torch.randint(0, V, (B * T,), generator=g)).view(B, T).to(run.device)
-            src = torch.empty(B, T, D, dtype=torch.bfloat16, device=run.device)
-            dst = torch.empty_like(src)
-            fns = {"fused": lambda w=w, ids=ids: fused.fused_embedding(ids, w, table, D ** 0.5, check=False,
-                                                                       interpret=not run.cuda),
-                   "gather alone": lambda w=w, ids=ids: torch.nn.functional.embedding(ids, w),
-                   "eager": lambda w=w, ids=ids: torch.nn.functional.embedding(ids, w) * D ** 0.5 + table16,
-                   "copy": lambda src=src, dst=dst: dst.copy_(src)}
-            if run.cuda:                          # the same kernel, wider tiles: a larger column working set
-                for label, (bt, bd, warps) in REUSE_TILES.items():
-                    fns[label] = _launcher(ids, w, table, block_t=bt, block_d=bd, warps=warps)
-            times, _ = bench._interleaved(fns, lambda fn: bench._time_once(fn, run.device, flush),
-                                          20 if run.cuda else 2, 3 if run.cuda else 1, random.Random(seed))
-            per_seed.append({"distinct_rows": int(torch.unique(ids).numel()),
-                             **{name: round(bench.quantiles(t)[1], 5) for name, t in times.items()}})
-            del w, src, dst, fns
-        result[label] = {"ids": B * T, "per_seed_ms": per_seed}
+        per_seed = [_reuse_seed(run, B, T, D, V, how, seed, table, flush) for seed in range(3)]
+        result[case] = {"ids": B * T, "per_seed_ms": per_seed}
     return {"ok": True, "shape": [B, T, D], "dtype": "bfloat16", **result}
+
+
+def _reuse_seed(run: _Run, B: int, T: int, D: int, V: int, how: str, seed: int, table, flush) -> dict:
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    w = torch.randn(V, D, generator=g).to(run.device, torch.bfloat16)
+    ids = (torch.randperm(V, generator=g)[:B * T] if how == "permutation"
+           else torch.randint(0, V, (B * T,), generator=g)).view(B, T).to(run.device)
+    src = torch.empty(B, T, D, dtype=torch.bfloat16, device=run.device)
+    dst = torch.empty_like(src)
+    table16 = table.to(torch.bfloat16)                                   # eager's, in the output dtype
+    fns = {"fused": lambda: fused.fused_embedding(ids, w, table, D ** 0.5, check=False, interpret=not run.cuda),
+           "gather alone": lambda: torch.nn.functional.embedding(ids, w),
+           "eager": lambda: torch.nn.functional.embedding(ids, w) * D ** 0.5 + table16,
+           "copy": lambda: dst.copy_(src)}
+    if run.cuda:                                  # the same kernel, wider tiles: wider column blocks
+        for tiles, (bt, bd, warps) in REUSE_TILES.items():
+            fns[tiles] = _launcher(ids, w, table, block_t=bt, block_d=bd, warps=warps)
+    times, _ = bench._interleaved(fns, lambda fn: bench._time_once(fn, run.device, flush),
+                                  20 if run.cuda else 2, 3 if run.cuda else 1, random.Random(seed))
+    return {"distinct_rows": int(torch.unique(ids).numel()),
+            **{name: round(bench.quantiles(t)[1], 5) for name, t in times.items()}}
+
+
+def eager_parts(run: _Run, shape: tuple[int, int, int] | None = None) -> dict:
+    """Where eager's time goes: each of its three kernels alone, and its add with the positional tile
+    broadcast over the batch against a tile already expanded to (B, T, d) (the broadcast re-reads
+    the tile once per sequence; whether those re-reads hit the L2 is what the byte count assumed)."""
+    B, T, D = shape or ((64, 2048, 4096) if run.cuda else (2, 8, 16))
+    flush = torch.ones((256 if run.cuda else 1) * 2**20 // 4, device=run.device)
+    g = torch.Generator(device="cpu").manual_seed(0)
+    w = torch.randn(32000, D, generator=g).to(run.device, torch.bfloat16)
+    ids = torch.randint(0, 32000, (B, T), generator=g).to(run.device)
+    pe = torch.from_numpy(sinusoidal_table_numpy(T, D)).to(run.device, torch.bfloat16)
+    rows = torch.nn.functional.embedding(ids, w)
+    scaled = rows * D ** 0.5
+    expanded = pe.expand(B, T, D).contiguous()
+    src, dst = torch.empty_like(rows), torch.empty_like(rows)
+    fns = {"eager": lambda: torch.nn.functional.embedding(ids, w) * D ** 0.5 + pe,
+           "gather": lambda: torch.nn.functional.embedding(ids, w),
+           "scale": lambda: rows * D ** 0.5,
+           "add, tile broadcast": lambda: scaled + pe,
+           "add, tile expanded": lambda: scaled + expanded,
+           "copy": lambda: dst.copy_(src)}
+    times, _ = bench._interleaved(fns, lambda fn: bench._time_once(fn, run.device, flush),
+                                  20 if run.cuda else 2, 3 if run.cuda else 1, random.Random(0))
+    return {"ok": True, "shape": [B, T, D], "dtype": "bfloat16",
+            "median_ms": {name: round(bench.quantiles(t)[1], 5) for name, t in times.items()}}
 
 
 def sweep(run: _Run) -> dict:
@@ -523,7 +554,8 @@ def validate(out: str | Path, *, device: str | torch.device | None = None, budge
     steps = {"environment": lambda: environment(run), "tests": lambda: tests(run), "matrix": lambda: matrix(run),
              "guard": lambda: guard(run), "large": lambda: large(run), "bad_input": lambda: bad_input(run),
              "benchmark": lambda: benchmark(run, configs), "timing": lambda: timing(run),
-             "decode": lambda: decode(run), "reuse": lambda: reuse(run), "sweep": lambda: sweep(run)}
+             "decode": lambda: decode(run), "reuse": lambda: reuse(run), "eager_parts": lambda: eager_parts(run),
+             "sweep": lambda: sweep(run)}
     if "environment" not in chosen:
         environment(run)                                  # every file says where it was measured
     for name in SECTIONS:
