@@ -20,15 +20,26 @@ imports). The rounds are interleaved (each round runs every contender once) and 
   a separate untimed process; with one worker every allocation of the training is Python's.
 
 The texts are ``<|endoftext|>``-separated documents of ten paragraphs of the mixed text of
-``benchmarks/bytebpe_vs_tiktoken.py`` (English prose, Python code, some 60 languages, all from
-files the pinned requirements install), its first 6 MB, repeated as often as needed to reach each
-``--sizes-mb`` size: the 5 MB text repeats nothing, the 50 MB one holds the 6 MB about eight times
-(so it has the distinct pre-tokens of 6 MB and ten times the counting). The SHA-256 of each is in
-the results. HF does not cut the special token out before pre-tokenizing (its trainer sees
-``<|``, ``endoftext``, ``|>``), and its ``ByteLevel`` pre-tokenizer differs from GPT-2's pattern
-on a few whitespace runs, so the two learn nearly, not exactly, the same merges: the script
-checks that both reach the vocabulary size, and that ``train_file`` gives exactly ``train``'s
-merges with one worker and with all of them (a fast wrong answer is not timed).
+``benchmarks/bytebpe_vs_tiktoken.py`` (English prose, Python code, about 50 languages, all from
+its fixed list of sources, which the pinned requirements install), its first 6 MB, repeated as
+often as needed to reach each ``--sizes-mb`` size: the 5 MB text repeats nothing, the 50 MB one
+holds the 6 MB about eight times (so it has the distinct pre-tokens of 6 MB and ten times the
+counting). The SHA-256 of each is in the results, and every record names its text.
+
+The two trainers do not do the same work, so they learn nearly, not exactly, the same merges.
+HF's ``ByteLevel`` pre-tokenizer cuts like GPT-2's pattern, but ``Tokenizer.train([path])`` reads
+the file line by line, so no pre-token spans a line end: a run of line breaks (``"\\n\\n"`` in
+``"\\n\\n\\nNext"``), which ``train_file`` counts as one pre-token, never reaches HF's counts.
+And HF does not cut the special token out before pre-tokenizing: its trainer counts ``<|``,
+``endoftext``, ``|>`` as text. The script checks that both reach the vocabulary size, and that
+``train_file`` gives exactly ``train``'s merges with one worker and with all of them (a fast
+wrong answer is not timed).
+
+A load average cannot tell the benchmark's own processes from anyone else's, so each
+measurement records, around the training call, the process's own CPU time with its finished
+workers' (``cpu_s``), and what the rest of the machine did meanwhile (``other_cpu_s``: the busy
+time of all CPUs in ``/proc/stat`` less ``cpu_s``; ``steal_s``: the time the hypervisor gave to
+other guests). A round in which ``other_cpu_s`` is large shared the machine.
 """
 
 from __future__ import annotations
@@ -43,7 +54,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from importlib import metadata
 from pathlib import Path
 
@@ -91,18 +101,24 @@ def one(impl: str, path: str, vocab_size: int, workers: int, traced: bool) -> di
 
     from tokvec import bytebpe
 
+    sys.path.insert(0, str(HERE))
+    from bytebpe_vs_tiktoken import timed
+
     before = _rss_mb()
     if traced:
         tracemalloc.start()
     try:
-        start = time.perf_counter()
-        if impl == "hf":
-            size = train_hf(path, vocab_size).get_vocab_size()
-        else:
-            vocab, _ = bytebpe.train_file(path, vocab_size, [EOT], num_workers=workers)
-            size = len(vocab)
-        seconds = time.perf_counter() - start
-        out = {"seconds": seconds, "vocab": size, "rss_before_mb": before, "rss_mb": _rss_mb(),
+        result = {}
+
+        def training():
+            if impl == "hf":
+                result["size"] = train_hf(path, vocab_size).get_vocab_size()
+            else:
+                result["size"] = len(bytebpe.train_file(path, vocab_size, [EOT], num_workers=workers)[0])
+
+        call = timed(training)            # seconds, and the CPU time of this process and of the others
+        out = {"seconds": call["seconds"], "cpu_s": call["cpu_s"], "other_cpu_s": call["other_cpu_s"],
+               "steal_s": call["steal_s"], "vocab": result["size"], "rss_before_mb": before, "rss_mb": _rss_mb(),
                "workers_rss_mb": _rss_mb(resource.RUSAGE_CHILDREN)}
         if traced:
             out["traced_mb"] = tracemalloc.get_traced_memory()[1] / 1e6
@@ -145,8 +161,8 @@ def run(sizes_mb=(5, 50), vocab_size: int = 10_000, repeats: int = 3, threads: i
                 f.write(text)
             data = text.encode()
             label = f"documents, {mb:g} MB"
-            texts[label] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest(),
-                            "documents": text.count(EOT) + 1}
+            digest = hashlib.sha256(data).hexdigest()
+            texts[label] = {"bytes": len(data), "sha256": digest, "documents": text.count(EOT) + 1}
             merges = check(path, text, vocab_size, threads)
             del text, data
             contenders = [("tokvec", 1), ("hf", 1), ("tokvec", threads), ("hf", threads)]
@@ -160,9 +176,14 @@ def run(sizes_mb=(5, 50), vocab_size: int = 10_000, repeats: int = 3, threads: i
                 if any(r["vocab"] != vocab_size for r in rs):
                     raise RuntimeError(f"{impl} did not reach vocab_size {vocab_size}: {[r['vocab'] for r in rs]}")
                 s = statistics.median(r["seconds"] for r in rs)
-                record = {"task": "train_file", "text": label, "bytes": texts[label]["bytes"], "impl": impl,
-                          "threads": n, "vocab_size": vocab_size, "seconds": round(s, 3),
+                record = {"task": "train_file", "text": label, "text_sha256": digest, "bytes": texts[label]["bytes"],
+                          "impl": impl, "threads": n, "vocab_size": vocab_size, "seconds": round(s, 3),
                           "seconds_all": [round(r["seconds"], 3) for r in rs],
+                          # per round: this measurement's CPU time, and other processes' meanwhile
+                          "cpu_s_all": [round(r["cpu_s"], 3) for r in rs],
+                          "other_cpu_s_all": [None if r["other_cpu_s"] is None else round(r["other_cpu_s"], 3)
+                                              for r in rs],
+                          "steal_s_all": [None if r["steal_s"] is None else round(r["steal_s"], 3) for r in rs],
                           "vs_hf_same_threads": round(s / hf_s[n], 2),
                           "rss_mb": round(max(r["rss_mb"] for r in rs), 1),
                           "rss_before_mb": round(max(r["rss_before_mb"] for r in rs), 1), "repeats": repeats}
@@ -193,17 +214,16 @@ def main(argv=None) -> dict | None:
     from tokvec.bench.common import report
     from tokvec.environment import cpu_name
 
-    with open("/proc/loadavg") as f:
-        load_before = f.read().split()[:3]
+    sys.path.insert(0, str(HERE))
+    from bytebpe_vs_tiktoken import sources
+
     body = run([float(s) for s in args.sizes_mb.split(",")], args.vocab_size, args.repeats, args.threads)
-    with open("/proc/loadavg") as f:
-        load_after = f.read().split()[:3]
     result = {
         "command": "python benchmarks/bytebpe_train_vs_hf.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "python": platform.python_version(),
                     "tokvec": metadata.version("tokvec"), "tokenizers": metadata.version("tokenizers"),
-                    "regex": metadata.version("regex"), "load_average_before": load_before,
-                    "load_average_after": load_after},
+                    "regex": metadata.version("regex")},
+        "sources": sources(),
         "hf_setup": "Tokenizer(models.BPE()), pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True), "
                     "BpeTrainer(vocab_size, min_frequency=0, special_tokens=['<|endoftext|>'], "
                     "initial_alphabet=ByteLevel.alphabet()), tokenizer.train([path])",

@@ -5,13 +5,20 @@
 Every number is measured in one run, on one thread (tiktoken's ``encode`` is single-threaded),
 interleaved (each round times every contender once), median of ``--repeats`` rounds. Before
 timing, the script checks that tokvec gives exactly tiktoken's ids on the whole text: a fast wrong
-answer is not timed. The texts are built from files that the pinned requirements install, so every
-machine with the same pins times the same text (its SHA-256 is in the results):
+answer is not timed. The texts are built from a fixed list of sources, never from whatever else
+is installed: the descriptions of the distributions in ``PROSE_DISTRIBUTIONS``, the standard
+library of the running Python and the catalogues of the installed Sphinx. Every machine with the
+same pins (``requirements.txt``) and the same Python therefore builds the same texts. The results
+describe each text (size, SHA-256, and for the mixed texts how many of their bytes are prose,
+code and translations), the sources with their versions, and every record names the text it
+was measured on (``source_text``, its name under ``texts``, and ``text_sha256``; ``null`` for
+the synthetic inputs of ``cache`` and ``long_piece``, which are seeded):
 
-* ``mixed``: one third English prose (the long descriptions in the installed packages'
-  ``METADATA``), one third Python code (the standard library's modules), one third translations
-  into some 60 languages (the ``msgstr`` lines of Sphinx's ``.po`` catalogues), interleaved in
-  paragraphs and cut at ``--encode-mb`` MB (1 MB by default) and at ``--train-mb`` (5 MB).
+* ``mixed``: English prose (the long descriptions in those distributions' ``METADATA``), Python
+  code (the standard library's modules) and translations (the ``msgstr`` lines of Sphinx's
+  ``.po`` catalogues: about 50 languages), one paragraph of each kind in turn, cut at
+  ``--encode-mb`` MB (1 MB by default) and at ``--train-mb`` (5 MB). The paragraphs alternate,
+  but not the bytes: a paragraph of translations is longer, so the shares in bytes are recorded.
 * ``encode``: the mixed text with cl100k_base and with GPT-2: tiktoken; tokvec with its pre-token
   cache, cold (a new tokenizer) and warm (the same text again); tokvec with the cache off.
 * ``train``: ``tokvec.bytebpe.train`` on the course corpus (to 500 and 1,000 ids), on 200 kB of
@@ -34,6 +41,12 @@ machine with the same pins times the same text (its SHA-256 is in the results):
   by length in bytes: microseconds per piece with the simple loop and with the heap
   (``_encode_long_piece``), which decides ``Tokenizer.long_piece_bytes``.
 
+A load average cannot tell a benchmark's own processes from anyone else's, so every timed call
+of ``encode``, ``train`` and ``stream`` also records ``other_cpu_s``: the CPU time the whole
+machine spent during the call (``/proc/stat``) less this process's own (``getrusage``), that is,
+the work of other processes that shared the machine while the clock ran; and ``steal_s``, the
+time the hypervisor gave to other guests.
+
 ``--tasks`` runs some of these only; with ``--update``, their records replace those of the same
 tasks in the ``--out`` file and the others are kept; the rerun's command, machine and texts (with
 their SHA-256) are listed under ``reruns``.
@@ -45,10 +58,13 @@ import argparse
 import hashlib
 import itertools
 import json
+import os
 import platform
+import resource
 import statistics
 import sys
 import sysconfig
+import time
 import tracemalloc
 from importlib import metadata
 from pathlib import Path
@@ -61,10 +77,26 @@ from tokvec.text import load_corpus
 EOT = "<|endoftext|>"
 
 
+#: The prose is the description (``METADATA``) of these distributions, in this order, and of no
+#: other: the pinned requirements install every one of them. Reading every installed
+#: distribution instead made the text depend on what else a machine had installed.
+PROSE_DISTRIBUTIONS = (
+    "accessible-pygments", "annotated-types", "async-lru", "bleach", "charset-normalizer", "defusedxml",
+    "fonttools", "httpcore", "httpcore2", "huggingface_hub", "jedi", "json5", "jupyterlab", "pandocfilters",
+    "psutil", "pycparser", "pydantic", "RapidFuzz", "regex", "rich", "ruff", "sortedcontainers",
+    "sphinx_external_toc", "stack-data", "sympy", "tabulate", "tokenizers", "torch", "tqdm", "transformers",
+    "typer", "wcwidth",
+)
+
+
 def _prose() -> list[str]:
     paragraphs = []
-    for dist in sorted(metadata.distributions(), key=lambda d: d.metadata["Name"].lower()):
-        body = dist.read_text("METADATA") or ""
+    for name in PROSE_DISTRIBUTIONS:
+        try:
+            body = metadata.distribution(name).read_text("METADATA") or ""
+        except metadata.PackageNotFoundError:
+            raise RuntimeError(f"distribution {name!r} is not installed, and the benchmark's prose is read from it: "
+                               f"install the pinned requirements (pip install -r requirements.txt)") from None
         body = body.split("\n\n", 1)[1] if "\n\n" in body else ""       # the description, not headers
         paragraphs += [p for p in body.split("\n\n") if p.strip()]
     return paragraphs
@@ -78,7 +110,8 @@ def _code() -> list[str]:
     return paragraphs
 
 
-def _translations() -> list[str]:
+def _translations() -> list[tuple[str, str]]:
+    """``(language, paragraph)``: eight ``msgstr`` lines a paragraph, one language after another in turn."""
     import sphinx
 
     locale = Path(sphinx.__file__).parent / "locale"
@@ -86,29 +119,107 @@ def _translations() -> list[str]:
     for po in sorted(locale.glob("*/LC_MESSAGES/sphinx.po")):
         lines = [line[8:-1] for line in po.read_text(encoding="utf-8").splitlines()
                  if line.startswith('msgstr "') and len(line) > 9]
-        per_language.append(["\n".join(lines[i:i + 8]) for i in range(0, len(lines), 8)])
+        language = po.parent.parent.name
+        per_language.append([(language, "\n".join(lines[i:i + 8])) for i in range(0, len(lines), 8)])
     # one paragraph of each language in turn, so that any prefix has every language
     return [p for group in itertools.zip_longest(*per_language) for p in group if p is not None]
 
 
-def mixed_text(n_bytes: int) -> str:
-    """Prose, code and translations, one paragraph of each in turn, cut at ``n_bytes`` of UTF-8."""
-    parts, size = [], 0
+def sources() -> dict:
+    """Where the texts come from, with the versions that decide their bytes."""
+    import sphinx
+
+    return {"prose": {name: metadata.version(name) for name in PROSE_DISTRIBUTIONS},
+            "code": f"the standard library of Python {platform.python_version()}",
+            "translations": f"Sphinx {sphinx.__version__}, locale/*/LC_MESSAGES/sphinx.po"}
+
+
+def _mixed(n_bytes: int) -> tuple[str, dict]:
+    """The mixed text cut at ``n_bytes``, and how many of its bytes (and languages) are of each kind."""
+    parts, kinds, languages, size = [], [], set(), 0
     for group in itertools.zip_longest(_prose(), _code(), _translations()):
-        for p in group:
-            if p is not None:
-                parts.append(p)
-                size += len(p.encode()) + 2
+        for kind, p in zip(("prose", "code", "translations"), group):
+            if p is None:
+                continue
+            if kind == "translations":
+                language, p = p
+                languages.add(language)
+            parts.append(p)
+            kinds.append(kind)
+            size += len(p.encode()) + 2
         if size >= n_bytes:
             break
     text = "\n\n".join(parts).encode()[:n_bytes].decode("utf-8", errors="ignore")
     if len(text.encode()) < 0.99 * n_bytes:
         raise RuntimeError(f"only {len(text.encode())} bytes of text found; asked for {n_bytes}")
-    return text
+    shares, left = dict.fromkeys(("prose", "code", "translations"), 0), len(text.encode())
+    for kind, p in zip(kinds, parts):                        # the separators count with the paragraph
+        n = min(len(p.encode()) + 2, left)
+        shares[kind] += n
+        left -= n
+    return text, {"bytes_by_kind": shares, "languages": len(languages)}
+
+
+def mixed_text(n_bytes: int) -> str:
+    """Prose, code and translations, one paragraph of each in turn, cut at ``n_bytes`` of UTF-8."""
+    return _mixed(n_bytes)[0]
 
 
 def english(n_bytes: int) -> str:
     return "\n\n".join(_prose()).encode()[:n_bytes].decode("utf-8", errors="ignore")
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def describe(text: str, **more) -> dict:
+    """What identifies a text in the results: its size, its SHA-256, and ``more``."""
+    return {"bytes": len(text.encode()), "characters": len(text), "sha256": sha256(text), **more}
+
+
+def _cpu_seconds() -> tuple[float, float | None, float | None]:
+    """This process's CPU time (its own and its finished children's), and the machine's busy and stolen time.
+
+    The machine's come from ``/proc/stat`` (Linux; ``None`` elsewhere): every CPU's user, nice,
+    system, irq and softirq time (guests' time is inside user), and the time the hypervisor
+    gave to other guests (steal).
+    """
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    mine = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    try:
+        with open("/proc/stat") as f:
+            ticks = [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return mine, None, None
+    hz = os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (ticks + [0] * 8)[:8]
+    return mine, (user + nice + system + irq + softirq) / hz, steal / hz
+
+
+def timed(fn) -> dict:
+    """Call ``fn`` once: its wall-clock seconds, and what other processes did meanwhile.
+
+    ``other_cpu_s`` is the CPU time the whole machine was busy during the call less this
+    process's own (and its children's): the work of others that shared the machine while the
+    clock ran, which a load average cannot tell from the benchmark's own (``/proc/stat`` counts
+    in ticks of 10 ms). ``steal_s`` is time the hypervisor gave to other guests.
+    """
+    mine0, busy0, steal0 = _cpu_seconds()
+    start = time.perf_counter()
+    fn()
+    seconds = time.perf_counter() - start
+    mine1, busy1, steal1 = _cpu_seconds()
+    out = {"seconds": seconds, "cpu_s": mine1 - mine0, "other_cpu_s": None, "steal_s": None}
+    if busy0 is not None:
+        out["other_cpu_s"] = max(0.0, (busy1 - busy0) - (mine1 - mine0))
+        out["steal_s"] = steal1 - steal0
+    return out
+
+
+def _rounded(values, digits: int = 3) -> list:
+    return [None if v is None else round(v, digits) for v in values]
 
 
 def _reference(name: str):
@@ -137,14 +248,14 @@ def _peak_mb(fn) -> float:
         tracemalloc.stop()
 
 
-def encode_records(text: str, repeats: int) -> list[dict]:
-    records = []
+def encode_records(text: str, repeats: int, label: str = "mixed_encode") -> list[dict]:
+    records, digest = [], sha256(text)
     for name in ("cl100k_base", "gpt2"):
         ours, reference = bytebpe.published(name), _reference(name)
         ids = reference.encode(text, allowed_special="all")
         if ours.encode(text) != ids:
             raise RuntimeError(f"tokvec and tiktoken disagree on the text with {name}: not timing a wrong answer")
-        times: dict[str, list[float]] = {}
+        calls: dict[str, list[dict]] = {}
         for _ in range(repeats):
             cold = bytebpe.published(name)
             uncached = bytebpe.published(name)
@@ -153,36 +264,45 @@ def encode_records(text: str, repeats: int) -> list[dict]:
                              ("tokvec_cold_cache", lambda cold=cold: cold.encode(text)),
                              ("tokvec_warm_cache", lambda cold=cold: cold.encode(text)),
                              ("tokvec_no_cache", lambda uncached=uncached: uncached.encode(text))):
-                times.setdefault(impl, []).append(_seconds(fn))
-        base = statistics.median(times["tiktoken"])
-        for impl, ts in times.items():
+                calls.setdefault(impl, []).append(timed(fn))
+        base_all = [c["seconds"] for c in calls["tiktoken"]]
+        base = statistics.median(base_all)
+        for impl, cs in calls.items():
+            ts = [c["seconds"] for c in cs]
             s = statistics.median(ts)
             size = len(text.encode())
-            records.append({"task": "encode", "tokenizer": name, "impl": impl, "bytes": size,
-                            "tokens": len(ids), "seconds": round(s, 4), "mb_per_s": round(size / s / 1e6, 3),
-                            "vs_tiktoken": round(s / base, 2), "repeats": repeats,
-                            "seconds_all": [round(t, 4) for t in ts],
+            records.append({"task": "encode", "tokenizer": name, "impl": impl, "source_text": label,
+                            "text_sha256": digest, "bytes": size, "tokens": len(ids), "seconds": round(s, 4),
+                            "mb_per_s": round(size / s / 1e6, 3), "vs_tiktoken": round(s / base, 2),
+                            "repeats": repeats, "seconds_all": [round(t, 4) for t in ts],
                             # each round's ratio, against tiktoken's time in the same round
-                            "vs_tiktoken_all": [round(t / b, 2) for t, b in zip(ts, times["tiktoken"])]})
+                            "vs_tiktoken_all": [round(t / b, 2) for t, b in zip(ts, base_all)],
+                            "other_cpu_s_all": _rounded(c["other_cpu_s"] for c in cs),
+                            "steal_s_all": _rounded(c["steal_s"] for c in cs)})
     return records
 
 
-def train_records(corpora: list[tuple[str, str, int]], repeats: int) -> list[dict]:
+def train_records(corpora: list[tuple[str, str, str, int]], repeats: int) -> list[dict]:
+    """``corpora``: (label, the text's name in the results, text, vocab_size) each."""
     records = []
-    for label, text, vocab_size in corpora:
+    for label, name, text, vocab_size in corpora:
         first = bytebpe.train(text, vocab_size, [EOT])
-        times = [_seconds(lambda text=text, vocab_size=vocab_size: bytebpe.train(text, vocab_size, [EOT]))
+        calls = [timed(lambda text=text, vocab_size=vocab_size: bytebpe.train(text, vocab_size, [EOT]))
                  for _ in range(repeats)]
+        times = [c["seconds"] for c in calls]
         if bytebpe.train(text, vocab_size, [EOT]) != first:
             raise RuntimeError(f"training on {label} is not deterministic")
         tokenizer = bytebpe.Tokenizer(*first, [EOT])
         if tokenizer.decode(tokenizer.encode(text)) != text:
             raise RuntimeError(f"the tokenizer trained on {label} does not round-trip it")
         peak = _peak_mb(lambda text=text, vocab_size=vocab_size: bytebpe.train(text, vocab_size, [EOT]))
-        records.append({"task": "train", "corpus": label, "bytes": len(text.encode()), "vocab_size": vocab_size,
+        records.append({"task": "train", "corpus": label, "source_text": name, "text_sha256": sha256(text),
+                        "bytes": len(text.encode()), "vocab_size": vocab_size,
                         "merges": len(first[1]), "seconds": round(statistics.median(times), 3),
                         "peak_mb": round(peak, 1), "repeats": repeats,
-                        "seconds_all": [round(t, 3) for t in times]})
+                        "seconds_all": [round(t, 3) for t in times],
+                        "other_cpu_s_all": _rounded(c["other_cpu_s"] for c in calls),
+                        "steal_s_all": _rounded(c["steal_s"] for c in calls)})
     return records
 
 
@@ -191,10 +311,13 @@ def code_text(n_bytes: int) -> str:
     return "\n\n".join(_code()).encode()[:n_bytes].decode("utf-8", errors="ignore")
 
 
-def stream_records(texts: dict[str, str]) -> list[dict]:
-    """encode and encode_iterable, each from a fresh tokenizer: time, then peak memory."""
+def stream_records(texts: dict[str, tuple[str, str]]) -> list[dict]:
+    """encode and encode_iterable, each from a fresh tokenizer: time, then peak memory.
+
+    ``texts``: label -> (the text's name in the results, text).
+    """
     records = []
-    for label, text in texts.items():
+    for label, (name, text) in texts.items():
         lines = text.splitlines(keepends=True)
         whole = bytebpe.published("cl100k_base").encode(text)
         if list(bytebpe.published("cl100k_base").encode_iterable(lines)) != whole:
@@ -204,13 +327,15 @@ def stream_records(texts: dict[str, str]) -> list[dict]:
                 if impl == "encode":
                     return len(tokenizer.encode(text))
                 return sum(1 for _ in tokenizer.encode_iterable(iter(lines)))
-            timed, traced = bytebpe.published("cl100k_base"), bytebpe.published("cl100k_base")
-            seconds = _seconds(lambda timed=timed: count(timed))
+            fresh, traced = bytebpe.published("cl100k_base"), bytebpe.published("cl100k_base")
+            call = timed(lambda fresh=fresh: count(fresh))
             peak = _peak_mb(lambda traced=traced: count(traced))
-            records.append({"task": "stream", "text": label, "tokenizer": "cl100k_base", "impl": impl,
+            records.append({"task": "stream", "text": label, "source_text": name, "text_sha256": sha256(text),
+                            "tokenizer": "cl100k_base", "impl": impl,
                             "cache": "cold", "bytes": len(text.encode()), "tokens": len(whole),
-                            "seconds": round(seconds, 3), "peak_mb": round(peak, 2),
-                            "cache_entries": len(traced._cache)})
+                            "seconds": round(call["seconds"], 3), "peak_mb": round(peak, 2),
+                            "cache_entries": len(traced._cache), "other_cpu_s": _rounded([call["other_cpu_s"]])[0],
+                            "steal_s": _rounded([call["steal_s"]])[0]})
     return records
 
 
@@ -225,7 +350,7 @@ def _retained_mb(fill) -> float:
         tracemalloc.stop()
 
 
-def cache_records(text: str, seed: int = 0) -> list[dict]:
+def cache_records(text: str, seed: int = 0, label: str = "mixed_train") -> list[dict]:
     """The cache filled to ``Tokenizer.cache_size`` pieces: with real pieces, and with costly ones."""
     import random
 
@@ -241,8 +366,9 @@ def cache_records(text: str, seed: int = 0) -> list[dict]:
     wide = list(dict.fromkeys("\N{THUMBS UP SIGN}" + "".join(rng.choice(control) for _ in range(longest - 4))
                               for _ in range(size)))
     records = []
-    for label, pieces in (("pieces of the mixed text", real[:size]), ("64 control characters", costly),
-                          ("an emoji and 60 control characters", wide)):
+    for what, pieces, source in (("pieces of the mixed text", real[:size], (label, sha256(text))),
+                                 ("64 control characters", costly, (None, None)),
+                                 ("an emoji and 60 control characters", wide, (None, None))):
         # the keys are made inside the traced call (decoded from bytes), so the cache's keys count
         encoded = [p.encode() for p in pieces]
         for name in ("cl100k_base", "gpt2"):
@@ -251,7 +377,8 @@ def cache_records(text: str, seed: int = 0) -> list[dict]:
                               [tokenizer._piece_ids(b.decode()) for b in encoded])
             entries = len(tokenizer._cache)
             ids = sum(len(v) for v in tokenizer._cache.values())
-            records.append({"task": "cache", "pieces": label, "tokenizer": name, "entries": entries,
+            records.append({"task": "cache", "pieces": what, "source_text": source[0], "text_sha256": source[1],
+                            "seed": None if source[0] else seed, "tokenizer": name, "entries": entries,
                             "cache_size": size, "cache_mb": round(mb, 2), "bytes_per_entry": round(mb * 1e6 / entries),
                             "ids_per_entry": round(ids / entries, 1)})
     return records
@@ -290,14 +417,15 @@ def long_piece_records(repeats: int, lengths=(10_000, 40_000, 160_000), simple_u
         base = statistics.median(times["tiktoken"])
         for impl, ts in times.items():
             s = statistics.median(ts)
-            records.append({"task": "long_piece", "piece": label, "tokenizer": "cl100k_base", "impl": impl,
+            records.append({"task": "long_piece", "piece": label, "source_text": None, "text_sha256": None, "seed": 0,
+                            "tokenizer": "cl100k_base", "impl": impl,
                             "characters": len(piece), "tokens": len(ids), "seconds": round(s, 4),
                             "vs_tiktoken": round(s / base, 1), "repeats": len(ts),
                             "seconds_all": [round(t, 4) for t in ts]})
     return records
 
 
-def piece_length_records(text: str, repeats: int) -> list[dict]:
+def piece_length_records(text: str, repeats: int, label: str = "mixed_encode") -> list[dict]:
     """Microseconds per piece for the simple loop and the heap, by piece length in bytes."""
     import regex
 
@@ -319,7 +447,8 @@ def piece_length_records(text: str, repeats: int) -> list[dict]:
             for impl, fn in (("simple_loop", tokenizer._encode_piece), ("heap", tokenizer._encode_long_piece)):
                 times.setdefault(impl, []).append(_seconds(lambda fn=fn, pieces=pieces: [fn(p) for p in pieces]))
         for impl, ts in times.items():
-            records.append({"task": "piece_length", "bytes_min": low, "bytes_max": min(high, 10**6),
+            records.append({"task": "piece_length", "source_text": label, "text_sha256": sha256(text),
+                            "bytes_min": low, "bytes_max": min(high, 10**6),
                             "pieces": len(pieces), "impl": impl,
                             "us_per_piece": round(statistics.median(ts) / len(pieces) * 1e6, 2), "repeats": repeats})
     return records
@@ -328,39 +457,67 @@ def piece_length_records(text: str, repeats: int) -> list[dict]:
 TASKS = ("encode", "train", "stream", "cache", "long_piece", "piece_length")
 
 
-def run(repeats: int = 3, encode_mb: float = 1.0, train_mb: float = 5.0, tasks=TASKS) -> dict:
-    small, large = mixed_text(int(encode_mb * 1e6)), mixed_text(int(train_mb * 1e6))
-    code = code_text(1_000_000)
-    texts = {"mixed_encode": small, "mixed_train": large, "code": code}
+def run(repeats: int = 3, encode_mb: float = 1.0, train_mb: float = 5.0, tasks=TASKS, code_mb: float = 1.0,
+        english_kb: float = 200.0) -> dict:
+    (small, small_kinds), (large, large_kinds) = _mixed(int(encode_mb * 1e6)), _mixed(int(train_mb * 1e6))
+    code, prose, corpus = code_text(int(code_mb * 1e6)), english(int(english_kb * 1e3)), load_corpus()
+    texts = {"mixed_encode": describe(small, **small_kinds), "mixed_train": describe(large, **large_kinds),
+             "code": describe(code), "english": describe(prose), "course_corpus": describe(corpus)}
     records = []
     if "encode" in tasks:
         records += encode_records(small, repeats)
     if "train" in tasks:
-        corpus = load_corpus()
-        corpora = [("course corpus", corpus, 500), ("course corpus", corpus, 1000),
-                   ("English prose, 200 kB", english(200_000), 500), (f"mixed, {train_mb:g} MB", large, 10_000)]
+        corpora = [("course corpus", "course_corpus", corpus, 500), ("course corpus", "course_corpus", corpus, 1000),
+                   (f"English prose, {english_kb:g} kB", "english", prose, 500),
+                   (f"mixed, {train_mb:g} MB", "mixed_train", large, 10_000)]
         records += train_records(corpora, repeats)
     if "stream" in tasks:
-        records += stream_records({f"mixed, {train_mb:g} MB": large, "Python code, 1 MB": code})
+        records += stream_records({f"mixed, {train_mb:g} MB": ("mixed_train", large),
+                                   f"Python code, {code_mb:g} MB": ("code", code)})
     if "cache" in tasks:
         records += cache_records(large)
     if "long_piece" in tasks:
         records += long_piece_records(repeats)
     if "piece_length" in tasks:
         records += piece_length_records(small, repeats)
-    return {
-        "texts": {k: {"bytes": len(t.encode()), "characters": len(t),
-                      "sha256": hashlib.sha256(t.encode()).hexdigest()} for k, t in texts.items()},
-        "records": records,
-    }
+    return {"sources": sources(), "texts": texts, "records": records}
 
 
 def merge(old: dict, new: dict, tasks) -> dict:
-    """``old`` with the records of ``tasks`` replaced by ``new``'s; ``new``'s command, machine and
-    texts are listed under ``reruns`` (the top-level ``texts`` stay those of ``old``'s records)."""
+    """``old`` with the records of ``tasks`` replaced by ``new``'s; ``new``'s command, machine,
+    sources and texts are listed under ``reruns`` (the top-level ones stay those of the first run)."""
     kept = [r for r in old["records"] if r["task"] not in tasks]
     rerun = {"command": new["command"], "tasks": list(tasks), "machine": new["machine"], "texts": new["texts"]}
+    if "sources" in new:
+        rerun["sources"] = new["sources"]
     return {**old, "records": kept + new["records"], "reruns": old.get("reruns", []) + [rerun]}
+
+
+def text_of(data: dict, record: dict) -> dict | None:
+    """The text ``record`` was measured on, as the results describe it; ``None`` for a synthetic input
+    (and, in a file written before records named their text, for a text the file does not describe).
+
+    Each record was made by the last run that ran its task: the first run, or the last entry of
+    ``reruns`` that lists the task; that run's ``texts`` describe its texts. A record that names
+    its text (``source_text``, ``text_sha256``) must agree with that run's description of it.
+    """
+    runs = [{"tasks": TASKS, "texts": data["texts"]}] + data.get("reruns", [])
+    run = [r for r in runs if record["task"] in r["tasks"]][-1]
+    if "source_text" not in record:          # a file written before records named their text: by task
+        name = {"encode": "mixed_encode", "piece_length": "mixed_encode"}.get(record["task"])
+        label = next((record[k] for k in ("text", "corpus", "pieces") if isinstance(record.get(k), str)), "")
+        if label.startswith(("mixed", "pieces of the mixed text")):
+            name = "mixed_train"
+        elif label.startswith("Python code"):
+            name = "code"
+        return run["texts"].get(name) if name else None
+    if record["source_text"] is None:
+        return None
+    text = run["texts"][record["source_text"]]
+    if text["sha256"] != record["text_sha256"]:
+        raise ValueError(f"a {record['task']} record says it was measured on {record['text_sha256'][:12]}, but the "
+                         f"run that made it describes {record['source_text']} as {text['sha256'][:12]}")
+    return text
 
 
 def main(argv=None) -> dict:

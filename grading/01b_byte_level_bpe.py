@@ -92,3 +92,82 @@ with check("the counts are those of tokenizers trained on documents to 1,000 ids
         expected = len(tok.encode("In 2024, 1,234,567 people paid $89.99."))
         assert n_tokens[name] == expected, (
             f"{name}: train with bytebpe.train(documents, 1000, [EOT], pattern=...)")
+
+# %% bbpe-ex-update | points: 3 | defines: merge_and_count
+def _follow(start, merges):
+    """Apply merge_and_count merge by merge; each step's counts against a recount."""
+    from collections import Counter
+
+    words = dict(start)
+    counts = Counter()
+    for word, n in words.items():
+        for pair in zip(word, word[1:]):
+            counts[pair] += n
+    for k, pair in enumerate(merges):
+        result = merge_and_count(words, counts, pair)
+        assert isinstance(result, dict), (
+            f"merge_and_count must return the new words as a dict, got {type(result).__name__}")
+        words = result
+        recount = Counter()
+        for word, n in words.items():
+            for p in zip(word, word[1:]):
+                recount[p] += n
+        assert dict(counts) == dict(recount), (
+            f"after merge {k} {pair}, pair_counts differs from a recount of the words in "
+            f"{len(set(counts.items()) ^ set(recount.items()))} entries (a count that fell to "
+            f"zero must be deleted, not kept as 0)")
+    return words, counts
+
+
+def _by_hand(start, merges):
+    """The words after the merges, each merged left to right without overlap (train_slow's rule)."""
+    words = dict(start)
+    for a, b in merges:
+        merged = {}
+        for word, n in words.items():
+            out, i = [], 0
+            while i < len(word):
+                if word[i:i + 2] == (a, b):
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(word[i])
+                    i += 1
+            merged[tuple(out)] = merged.get(tuple(out), 0) + n
+        words = merged
+    return words
+
+
+def _cs336_words():
+    from collections import Counter
+
+    text = ("low low low low low lower lower widest widest widest "
+            "newest newest newest newest newest newest")
+    return text, {tuple(bytes([b]) for b in w.encode()): n for w, n in Counter(text.split()).items()}
+
+
+with check("after each of train's six merges on CS336's example the counts equal a recount"):
+    text, start = _cs336_words()
+    _, merges = bytebpe.train(text, 256 + 6, pattern=r"\S+")
+    _follow(start, merges)
+with check("merge_and_count returns the merged words with their counts"):
+    text, start = _cs336_words()
+    _, merges = bytebpe.train(text, 256 + 6, pattern=r"\S+")
+    words, _ = _follow(start, merges)
+    assert words == _by_hand(start, merges), (
+        f"the words after six merges should be {_by_hand(start, merges)}, got {words}")
+# %% hidden
+with check("an overlapping pair merges left to right, as train does: a a a -> aa a"):
+    start = {(b"a",) * 5: 2, (b"b", b"a", b"a", b"a"): 1, (b"c",): 4}
+    words, counts = _follow(start, [(b"a", b"a"), (b"aa", b"a"), (b"b", b"aa")])
+    assert words == _by_hand(start, [(b"a", b"a"), (b"aa", b"a"), (b"b", b"aa")])
+with check("thirty merges of train on the course corpus, each equal to a recount"):
+    from collections import Counter
+
+    import regex
+
+    pieces = Counter(p for doc in documents.split(EOT) for p in regex.findall(bytebpe.GPT2_PATTERN, doc))
+    start = {tuple(bytes([b]) for b in p.encode()): n for p, n in pieces.items()}
+    _, merges = bytebpe.train(documents, 256 + 1 + 30, [EOT])
+    words, counts = _follow(start, merges)
+    assert words == _by_hand(start, merges) and all(c > 0 for c in counts.values())

@@ -256,3 +256,34 @@ def test_a_piece_that_is_a_token_is_that_token_and_the_cache_changes_nothing(cl1
     assert uncached._cache == {}
     ids = cl100k.encode(" brown")
     assert len(ids) == 1 and ids == reference.encode(" brown")  # one token: no merging needed
+
+
+@given(st.text(max_size=80))
+def test_merge_steps_end_in_the_tokens_of_encode_with_rising_ranks(cl100k, text):
+    """The step-by-step trace the chapter prints is the encoder's rule: its last parts are the
+    tokens of each piece, and on a table that training made no merge has a lower rank than the one before."""
+    ids = []
+    for piece in regex.findall(GPT4_PATTERN, text):
+        steps = cl100k.merge_steps(piece)
+        assert all(len(part) == 1 for part in steps[0][1]) and steps[0][0] is None
+        ranks = [rank for rank, _ in steps[1:]]
+        assert ranks == sorted(ranks)                    # the same token may be made twice: ßß
+        assert [len(parts) for _, parts in steps] == list(range(len(steps[0][1]), len(steps[0][1]) - len(steps), -1))
+        ids += [cl100k._encoder[part] for part in steps[-1][1]]
+    assert ids == cl100k.encode_ordinary(text)
+
+
+@pytest.mark.parametrize("text", TEXTS[:-4], ids=range(len(TEXTS) - 4))
+def test_merge_steps_of_every_piece_of_the_test_texts(cl100k, text):
+    for piece in regex.findall(GPT4_PATTERN, text):
+        assert cl100k.merge_steps(piece)[-1][1] == [cl100k.vocab[i] for i in cl100k.encode_ordinary(piece)]
+
+
+def test_merge_steps_take_one_piece_only(cl100k):
+    assert cl100k.merge_steps(" tokenization")[-1][1] == [b" token", b"ization"]
+    with pytest.raises(ValueError, match="one pre-token.*into 2"):
+        cl100k.merge_steps("two words")
+    with pytest.raises(ValueError, match="one pre-token"):
+        cl100k.merge_steps("<|endoftext|>")            # a special token is not a piece of text
+    with pytest.raises(TypeError, match="piece must be a str"):
+        cl100k.merge_steps(b"bytes")

@@ -38,6 +38,8 @@ CASES = [
     ("Tokenizer.encode_ordinary", TOKENIZER.encode_ordinary, {"text": "a b"}, {"text": TEXT}),
     ("Tokenizer.encode_iterable", TOKENIZER.encode_iterable, {"iterable": ["a b"]},
      {"iterable": ([None, "abc", b"abc", 3], "encode_iterable")}),
+    ("Tokenizer.merge_steps", TOKENIZER.merge_steps, {"piece": " cat"},
+     {"piece": ([*TEXT, "two words", ""], "piece")}),
     ("Tokenizer.from_files", Tokenizer.from_files, {"vocab_path": VOCAB_PATH, "merges_path": MERGES_PATH},
      {"vocab_path": PATH, "merges_path": PATH, "special_tokens": ["abc", 3, [3], ["x", "x"], ["\ud800"]],
       "pattern": [3, "(unclosed", r"(\w+)"], "sha256": (["abc", ("a",), (1, 2), ("0" * 64, None)], "sha256|SHA-256")}),

@@ -90,6 +90,23 @@ class TestNotebook:
         ignored = [c for c in cells if set(c.get("metadata", {}).get("tags", [])) & set(IGNORE_TAGS)]
         assert len(ignored) <= max(2, len(cells) // 10)
 
+    def test_no_shown_source_is_thrown_away(self, nb_path):
+        """``show_source(...)`` displays only as the last expression of its cell: anywhere else
+        Jupyter discards its value, and the source the prose promises never appears (chapters
+        1.1 and 10.1 each lost one this way)."""
+        import ast
+
+        for cell in code_cells(load(nb_path)):
+            try:
+                body = ast.parse("".join(cell["source"])).body
+            except SyntaxError:                           # a cell with IPython magics
+                continue
+            for stmt in body[:-1]:
+                lost = (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                        and getattr(stmt.value.func, "id", None) == "show_source")
+                assert not lost, (f"cell {cell.get('id')}: show_source on line {stmt.lineno} is not the "
+                                  f"last line, so nothing is shown; end the cell with it or display() it")
+
     def test_readers_see_no_test_machinery_and_no_sideways_scrolling(self, nb_path):
         """nbval markers are cell tags, never comments in code a reader copies; no code line is
         wider than the code column of the site (88 characters)."""

@@ -241,6 +241,33 @@ class Tokenizer:
         encoder = self._encoder
         return [encoder[piece[a:b]] for a, b in zip(bounds, bounds[1:])]
 
+    def merge_steps(self, piece: str) -> list[tuple[int | None, list[bytes]]]:
+        """How one pre-token is encoded, merge by merge: ``(rank, parts)`` after each step.
+
+        The first step is the piece's single bytes (rank ``None``). Each next step merges the
+        adjacent pair whose concatenation has the lowest rank (the leftmost, if two places have
+        it) and gives that rank with the parts after the merge; the last step's parts are the
+        tokens :meth:`encode` gives for the piece. The same rule as :meth:`_encode_piece`,
+        written for reading: it keeps every step, and merges a piece that is a token too, where
+        ``_encode_piece`` takes it at once (the same result on any table that BPE training made).
+        Taught in chapter 1.1, "Encoding by merge rank".
+        """
+        piece = replace_surrogates(check_text(piece, "piece"))
+        pieces = self._pat.findall(piece)
+        if pieces != [piece]:
+            raise ValueError(f"piece must be one pre-token, but the pattern cuts {piece!r:.60} into "
+                             f"{len(pieces)}: {pieces[:4]!r:.80}; pass one of them")
+        ranks = self._ranks
+        parts = [bytes([b]) for b in piece.encode("utf-8")]
+        steps: list[tuple[int | None, list[bytes]]] = [(None, parts)]
+        while True:
+            mergeable = [(ranks[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in ranks]
+            if not mergeable:
+                return steps
+            rank, i = min(mergeable)                          # the lowest rank, leftmost on a tie
+            parts = parts[:i] + [parts[i] + parts[i + 1]] + parts[i + 2:]
+            steps.append((rank, parts))
+
     def _encode_long_piece(self, piece: bytes) -> list[int]:
         """The ids of :meth:`_encode_piece`, in ``O(n log n)`` instead of ``O(n^2)``, for long pieces.
 
