@@ -81,7 +81,7 @@ CASES = [
     ("Vocabulary.id_to_token", V.id_to_token, {"token_id": 4},
      {"token_id": ([None, -1, 6, 1.5, True, HUGE, "4"], "id")}),
     ("Vocabulary.encode", V.encode, {"tokens": ["cat"]},
-     {"tokens": (TOKENS, "token|encode"), "add_bos_eos": FLAG}),
+     {"tokens": (TOKENS, "token|encode"), "add_bos_eos": FLAG, "allow_specials": FLAG}),
     ("Vocabulary.decode", V.decode, {"ids": [4]},
      {"ids": ([None, [-1], [6], [1.5], [True], "12", 4], "id"), "skip_specials": FLAG}),
     ("Vocabulary.save", V.save, {"path": "unused"}, {"path": ([None, 3], "path")}),

@@ -139,6 +139,77 @@ def test_float32_mistakes_are_still_named(answer, expected):
     assert not fb.ok and expected in fb.message, fb.message
 
 
+def _tensor2tensor(length, d, base=10000.0):
+    """tensor2tensor's get_timing_signal_1d, transcribed: [sin | cos], d//2 timescales, zero pad if d is odd."""
+    num_timescales = d // 2
+    log_timescale_increment = math.log(base) / (num_timescales - 1)
+    inv_timescales = np.exp(np.arange(num_timescales) * -log_timescale_increment)
+    scaled_time = np.arange(length)[:, None] * inv_timescales[None, :]
+    signal = np.concatenate([np.sin(scaled_time), np.cos(scaled_time)], axis=1)
+    return np.pad(signal, [[0, 0], [0, d % 2]])
+
+
+def _fairseq(length, d, padding_idx):
+    """fairseq's SinusoidalPositionalEmbedding.get_embedding, as Hugging Face's FSMT port keeps it."""
+    from transformers.models.fsmt.modeling_fsmt import SinusoidalPositionalEmbedding
+    return SinusoidalPositionalEmbedding.get_embedding(length, d, padding_idx)
+
+
+def _marian(length, d):
+    from transformers.models.marian.modeling_marian import MarianSinusoidalPositionalEmbedding
+    return MarianSinusoidalPositionalEmbedding(length, d).create_weight()
+
+
+@pytest.mark.parametrize("d", [8, 9, 64])
+def test_released_layouts_are_named_as_conventions_not_bugs(d):
+    """tensor2tensor/fairseq and Marian build [sin | cos] tables; the feedback names each, and no bug."""
+    for answer in (_tensor2tensor(32, d), _fairseq(32, d, None)):
+        fb = feedback.on_sinusoidal_table(answer)
+        assert not fb.ok and "tensor2tensor's get_timing_signal_1d and fairseq's" in fb.message, fb.message
+        assert ("zero last column" in fb.message) == (d % 2 == 1)
+        assert "discarded" not in fb.message and "wrong" not in fb.message
+    fb = feedback.on_sinusoidal_table(_fairseq(32, d, 1))         # padding_idx = 1: row 1 zeroed
+    assert not fb.ok and "Row 1 is zeros, as in fairseq" in fb.message and "reads row 2" in fb.message, fb.message
+    fb = feedback.on_sinusoidal_table(_marian(32, d))
+    assert not fb.ok and "Marian" in fb.message and "discarded" not in fb.message, fb.message
+
+
+def test_tensor2tensor_layout_reaches_2_pi_base_and_the_formula_does_not():
+    """What the message says about the slowest wavelength, checked on the tables themselves."""
+    d = 64
+    t2t_slowest = 2 * math.pi * 10000.0 ** ((d // 2 - 1) / (d // 2 - 1))
+    formula_slowest = 2 * math.pi * 10000.0 ** ((d - 2) / d)
+    assert math.isclose(t2t_slowest, 2 * math.pi * 10000) and formula_slowest < 0.76 * t2t_slowest
+    # the last sine column of each table is sin(t * 2 pi / slowest wavelength)
+    t = np.arange(40)
+    assert np.allclose(_tensor2tensor(40, d)[:, d // 2 - 1], np.sin(t * 2 * math.pi / t2t_slowest))
+    assert np.allclose(table(40, d)[:, d - 2], np.sin(t * 2 * math.pi / formula_slowest))
+
+
+@pytest.mark.parametrize("rest", [table(L, 4), table(L, 5)[:, :4]])
+def test_zero_last_column_for_odd_d_is_the_padding_convention_not_a_discarded_update(rest):
+    answer = np.concatenate([rest, np.zeros((L, 1))], axis=1)      # d = 5, last column zero
+    fb = feedback.on_sinusoidal_table(answer)
+    assert not fb.ok and "zero-padding convention for an odd d_model" in fb.message, fb.message
+    assert "Was the update discarded" not in fb.message
+
+
+def test_zero_last_column_for_even_d_is_still_a_discarded_update():
+    fb = feedback.on_sinusoidal_table(_with(np.s_[D - 1], 0.0))
+    assert not fb.ok and "Was the update discarded" in fb.message and "zero-padding" not in fb.message
+
+
+def test_a_table_of_zeros_is_a_discarded_update_whatever_d():
+    for d in (4, 5):
+        fb = feedback.on_sinusoidal_table(np.zeros((L, d)))
+        assert not fb.ok and "(so is the whole table). Was the update discarded" in fb.message, fb.message
+
+
+def test_positions_from_1_are_named_as_phuong_and_hutter_numbering():
+    fb = feedback.on_sinusoidal_table(table(L + 1, D)[1:])
+    assert not fb.ok and "Phuong and Hutter's numbering" in fb.message and "trained 0-based" in fb.message
+
+
 def test_table_it_cannot_diagnose_gets_the_generic_message():
     a = REF.copy()
     a[4, 5] = 0.3                                           # one stray entry
@@ -293,3 +364,11 @@ def test_ids_it_cannot_diagnose_get_the_first_mismatch(vocab, against):
     fb = feedback.on_encoded_ids([0, 1, 2, 0, 7], TOKENS, vocab)
     assert not fb.ok and "ids 0-3 match; token 4 ('dog') has id 3" in fb.message and against in fb.message, fb.message
     assert str(fb).startswith("Not yet: ")
+
+
+def test_tokens_spelled_like_specials_are_judged_not_refused():
+    """The checker encodes with allow_specials=True: its job is to compare ids, not to police text."""
+    tokens = ["the", "<eos>", "the"]
+    assert feedback.on_encoded_ids([0, 1, 0], tokens)
+    vocab = Vocabulary.from_corpus(tokens)
+    assert feedback.on_encoded_ids(vocab.encode(tokens, allow_specials=True), tokens, vocab)

@@ -66,6 +66,38 @@ def test_unknown_tokens_map_to_unk(vocab):
     assert vocab.decode(vocab.encode(["zyzzyva"])) == ["<unk>"]
 
 
+@pytest.mark.parametrize("special", SPECIALS)
+def test_text_cannot_produce_a_special_id(vocab, special):
+    """A token spelled like a special is refused, as tiktoken refuses special text by default."""
+    tokens = ["the", special, "dog"]
+    with pytest.raises(ValueError, match=rf"token '{special}' at position 1 is the special token.*allow_specials=True"):
+        vocab.encode(tokens)
+    with pytest.raises(ValueError, match="special token"):
+        vocab.encode(iter(tokens), add_bos_eos=True)
+    assert vocab.encode(tokens, allow_specials=True)[1] == SPECIALS.index(special)
+
+
+def test_decoded_specials_re_encode_with_allow_specials(vocab):
+    ids = vocab.encode(word_tokenize(SENTENCE), add_bos_eos=True)
+    assert vocab.encode(vocab.decode(ids), allow_specials=True) == ids
+
+
+def test_allow_specials_is_a_flag(vocab):
+    for bad in (None, 1, "yes"):
+        with pytest.raises(TypeError, match="allow_specials"):
+            vocab.encode(["the"], allow_specials=bad)
+
+
+def test_a_vocabulary_without_specials_encodes_their_spelling_as_text():
+    plain = Vocabulary(["<pad>", "cat"], specials=(), unk_token=None)
+    assert plain.encode(["<pad>", "cat"]) == [0, 1]
+
+
+def test_skip_specials_keeps_unk_so_the_length_is_kept(vocab):
+    ids = vocab.encode(["the", "zyzzyva", "cat"], add_bos_eos=True) + [0, 0]   # <bos> ... <eos> <pad> <pad>
+    assert vocab.decode(ids, skip_specials=True) == ["the", "<unk>", "cat"]
+
+
 @given(st.lists(tokens, min_size=1, max_size=30))
 def test_round_trip_on_any_corpus(stream):
     vocab = Vocabulary.from_corpus(stream)
@@ -77,7 +109,7 @@ def test_round_trip_on_any_corpus(stream):
 @given(st.lists(tokens, min_size=1, max_size=30, unique=True))
 def test_ids_are_exactly_0_to_len_minus_1(stream):
     vocab = Vocabulary(t for t in stream if t not in SPECIALS)
-    assert sorted(vocab.encode(vocab.tokens)) == list(range(len(vocab)))
+    assert sorted(vocab.encode(vocab.tokens, allow_specials=True)) == list(range(len(vocab)))
 
 
 @given(st.lists(tokens, min_size=1, max_size=20))

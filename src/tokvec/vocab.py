@@ -187,8 +187,15 @@ class Vocabulary:
         return self._id_to_token[int(token_id)]
 
     # --- whole sequences --------------------------------------------------------------------
-    def encode(self, tokens: Iterable[str], *, add_bos_eos: bool = False) -> list[int]:
-        """Map tokens to ids, optionally wrapped in ``<bos>`` ... ``<eos>``."""
+    def encode(self, tokens: Iterable[str], *, add_bos_eos: bool = False,
+               allow_specials: bool = False) -> list[int]:
+        """Map tokens to ids, optionally wrapped in ``<bos>`` ... ``<eos>``.
+
+        A token spelled like a special (``"<pad>"``, ``"<eos>"``, ...) is refused unless
+        ``allow_specials=True``: special ids are added as ids (``add_bos_eos``, padding), never read
+        from text, so that text cannot produce them by accident (tiktoken's ``encode`` refuses them
+        by default too). Pass ``allow_specials=True`` to re-encode the output of :meth:`decode`.
+        """
         if isinstance(tokens, str):
             raise TypeError(
                 f"encode takes a list of tokens, got the str {tokens!r:.40}; "
@@ -203,19 +210,33 @@ class Vocabulary:
                     f"{self.specials}; build it with specials that include '<bos>' and '<eos>' "
                     "(the default tokvec.vocab.SPECIALS does) or call encode with add_bos_eos=False"
                 )
-        ids = [self.token_to_id(t, position=i) for i, t in enumerate(tokens)]
+        allow = validate.flag(allow_specials, "allow_specials")
+        ids = []
+        for position, token in enumerate(tokens):
+            token_id = self.token_to_id(token, position=position)
+            if not allow and token in self.specials:
+                raise ValueError(
+                    f"token {token!r} at position {position} is the special token with id {token_id}; "
+                    "special tokens are added as ids (add_bos_eos=True, padding), never produced from "
+                    "text. If the tokens come from decode, pass allow_specials=True"
+                )
+            ids.append(token_id)
         if add_bos_eos:
             ids = [self._token_to_id[BOS], *ids, self._token_to_id[EOS]]
         return ids
 
     def decode(self, ids: Iterable[int], *, skip_specials: bool = False) -> list[str]:
-        """Map ids back to tokens; ``skip_specials`` drops ``<pad>``, ``<bos>`` and the like."""
+        """Map ids back to tokens; ``skip_specials`` drops ``<pad>``, ``<bos>``, ``<eos>`` and the like.
+
+        The unknown token is never skipped: ``<unk>`` stands for a real token of the text, and
+        dropping it would make the decoded sequence silently shorter than the one encoded.
+        """
         if not isinstance(ids, Iterable) or isinstance(ids, (str, bytes)):
             raise TypeError(f"ids must be an iterable of int ids (e.g. a list), got {type(ids).__name__} "
                             f"{ids!r:.40}; for one id use vocab.id_to_token(token_id)")
         tokens = [self.id_to_token(i, position=p) for p, i in enumerate(ids)]
         if validate.flag(skip_specials, "skip_specials"):
-            tokens = [t for t in tokens if t not in self.specials]
+            tokens = [t for t in tokens if t not in self.specials or t == self.unk_token]
         return tokens
 
     # --- files -----------------------------------------------------------------------------

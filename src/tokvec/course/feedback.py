@@ -111,6 +111,64 @@ def _element_index_table(length: int, d_model: int, base: float) -> np.ndarray:
     return np.where(np.arange(d_model) % 2 == 0, np.sin(angle), np.cos(angle))
 
 
+def _halves_table(length: int, d_model: int, base: float, *, tensor2tensor: bool) -> np.ndarray:
+    """The ``[sin | cos]`` layout of released code: every sine column first, then every cosine.
+
+    ``tensor2tensor=True``: tensor2tensor's ``get_timing_signal_1d`` and fairseq's
+    ``SinusoidalPositionalEmbedding`` (which says it "matches the implementation in tensor2tensor,
+    but differs slightly from the description in Section 3.5"): ``d // 2`` frequencies
+    ``omega_i = base^(-i/(d//2 - 1))``, so the slowest wavelength is exactly ``2 pi base``, and a
+    zero column appended when ``d`` is odd. ``tensor2tensor=False``: Hugging Face's Marian, the
+    formula's ``omega_i = base^(-2i/d)``, ``ceil(d/2)`` sines then ``floor(d/2)`` cosines.
+    """
+    t = np.arange(length, dtype=np.float64)[:, None]
+    if tensor2tensor:
+        half = d_model // 2
+        omega = base ** (-np.arange(half, dtype=np.float64) / (half - 1))
+        return np.concatenate([np.sin(t * omega), np.cos(t * omega), np.zeros((length, d_model % 2))], axis=1)
+    omega = base ** (-np.arange(0, d_model, 2, dtype=np.float64) / d_model)
+    return np.concatenate([np.sin(t * omega), np.cos(t * omega[: d_model // 2])], axis=1)
+
+
+def _released_convention(A: np.ndarray, base: float, tol: float) -> str | None:
+    """Name the convention of released code that ``A`` follows, if it is one the reference does not use."""
+    L, d = A.shape
+
+    def close(candidate, rows=slice(None), cols=slice(None)):
+        return bool(np.all(np.abs(A[rows, cols] - candidate[rows]) <= tol))
+
+    interleaved = (f"The reference interleaves, column 2i = sin and 2i+1 = cos of t * {base:g}^(-2i/d), as the "
+                   f"formula of Vaswani et al. does; a model reads only the layout it was trained with")
+    if d >= 4:
+        t2t = _halves_table(L, d, base, tensor2tensor=True)
+        zero_rows = np.nonzero(np.all(np.abs(A) <= tol, axis=1))[0]
+        kept = np.setdiff1d(np.arange(L), zero_rows)
+        padded = " and a zero last column (d is odd)" if d % 2 else ""
+        head = (f"a convention of released code, not the formula's: all sines first (columns 0-{d // 2 - 1}), "
+                f"then all cosines{padded}, with omega_i = {base:g}^(-i/(d/2 - 1)), so the slowest wavelength "
+                f"is exactly 2 pi {base:g}: tensor2tensor's get_timing_signal_1d and fairseq's "
+                f"SinusoidalPositionalEmbedding. ")
+        if close(t2t):
+            return head + interleaved
+        if 0 < len(zero_rows) < L and 0 not in zero_rows and close(t2t, kept):
+            return (head + f"Row {_ranges(zero_rows)} is zeros, as in fairseq, which zeroes the row of "
+                    f"padding_idx and numbers real positions from padding_idx + 1 (its first token reads row "
+                    f"{int(zero_rows[0]) + 1}). " + interleaved)
+    if d >= 3 and close(_halves_table(L, d, base, tensor2tensor=False)):
+        return (f"a convention of released code, not the formula's: the formula's frequencies, but all sines "
+                f"first (columns 0-{(d + 1) // 2 - 1}), then all cosines, as Hugging Face's Marian sinusoids. "
+                + interleaved)
+    if d % 2 and d >= 3 and np.all(np.abs(A[:, -1]) <= tol):
+        for which, rest in (("match the reference", sinusoidal_table_numpy(L, d, base)[:, :-1]),
+                            (f"are the table for d = {d - 1}", sinusoidal_table_numpy(L, d - 1, base))):
+            if close(rest, cols=slice(0, d - 1)):
+                return (f"columns 0-{d - 2} {which} and the last one, {d - 1}, is all zeros: the zero-padding "
+                        f"convention for an odd d_model (tensor2tensor and fairseq pad their tables with one zero "
+                        f"column), not a discarded update. The reference keeps the sine of the last pair there "
+                        f"instead; either works if training and inference use the same one")
+    return None
+
+
 def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> Feedback:
     """Check a sinusoidal positional table of shape ``(positions, d_model)`` (rows are positions).
 
@@ -121,7 +179,11 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
     index ``j`` in the exponent instead of the pair's ``2i`` (every cosine column gets the
     frequency of the next pair's sine), sine and cosine swapped, a column left at zero (a
     discarded update), or a wrong frequency (with the frequency the column actually has, and
-    which base would give it).
+    which base would give it). The conventions of released code that differ from the formula are
+    named as conventions, not as bugs: the ``[sin | cos]`` layout of tensor2tensor and fairseq
+    (with fairseq's zeroed padding row) and of Hugging Face's Marian, and a zero last column for an
+    odd ``d_model``. Positions counted from 1 are Phuong & Hutter's numbering; the reference counts
+    from 0, as Vaswani et al. and tensor2tensor do.
 
     A float32 (or narrower) table is allowed the error of computing its angles in that float,
     which grows with the position (about 1e-4 at position 2048); the verdict says so.
@@ -157,7 +219,13 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
     if close(sinusoidal_table_numpy(L + 1, d, base)[1:], tol_1):
         return Feedback(False, f"positions are counted from 1: your table is the reference shifted by one "
                                f"position (row t holds position t + 1, so position 0, every sine 0 and every "
-                               f"cosine 1, is missing); count from 0: range({L}), not range(1, {L + 1})")
+                               f"cosine 1, is missing). That is Phuong and Hutter's numbering (positions "
+                               f"1..l_max, stored 0-based); the reference counts from 0, as Vaswani et al. and "
+                               f"tensor2tensor do. For a model trained 0-based, count from 0: range({L}), not "
+                               f"range(1, {L + 1})")
+    convention = _released_convention(A, base, max(float(atol), float(tol.max())))
+    if convention is not None:
+        return Feedback(False, convention)
     wrong = np.abs(A - ref) > tol
     bad_rows, bad_cols = np.nonzero(wrong.any(axis=1))[0], np.nonzero(wrong.any(axis=0))[0]
     good_rows = _ranges(sorted(set(range(L)) - set(bad_rows.tolist())))
@@ -180,7 +248,8 @@ def on_sinusoidal_table(table, *, base: float = 10000.0, atol: float = 1e-6) -> 
     omega = base ** (-2 * pair / d)
     t = np.arange(L)
     if np.all(np.abs(values) <= tol[:, col]):
-        return Feedback(False, f"{head}: it is all zeros. Was the update discarded? (JAX's "
+        everything = " (so is the whole table)" if np.all(np.abs(A) <= tol) else ""
+        return Feedback(False, f"{head}: it is all zeros{everything}. Was the update discarded? (JAX's "
                                f"pe.at[...].set(...) returns a new array that must be kept: pe = pe.at[...].set(...))")
     other = np.cos if is_sin else np.sin
     if np.all(np.abs(values - other(t * omega)) <= tol[:, col]):
@@ -301,7 +370,7 @@ def _vocab_ids(vocab, tokens: list, distinct: list) -> tuple[list | None, str | 
     if hasattr(vocab, "encode"):                         # a tokvec Vocabulary
         missing = [t for t in distinct if t not in vocab]
         try:
-            got = [int(i) for i in vocab.encode(tokens)]
+            got = [int(i) for i in vocab.encode(tokens, allow_specials=True)]
         except KeyError:                                # a closed vocabulary: an unknown token raises
             got = None
         if not missing:
@@ -365,7 +434,7 @@ def on_encoded_ids(answer, tokens, vocab=None) -> Feedback:
     vocab_ids, vocab_problem = _vocab_ids(vocab, flat, distinct)
     first = {t: i for i, t in enumerate(distinct)}
     dense = [first[t] for t in flat]                     # the chapter's fix: distinct tokens, first seen first
-    corpus_ids = Vocabulary.from_corpus(flat).encode(flat) if flat else []
+    corpus_ids = Vocabulary.from_corpus(flat).encode(flat, allow_specials=True) if flat else []
 
     ids_of, tokens_of = {}, {}
     for t, g in zip(flat, got):
