@@ -209,8 +209,8 @@ def test_no_public_function_is_missing_from_the_sweep():
                      # tokvec.parallel's functions beyond the layer: swept, with a completeness
                      # check of their own, in tests/test_parallel_bad_input.py
                      "COLLECTIVES", "communication_bytes", "compare_with_embedding",
-                     "dtensor_shard_ranges", "main", "parallelize_embedding", "run_group",
-                     "self_check", "shard_ranges", "vocab_parallel_cross_entropy"}
+                     "dtensor_shard_ranges", "loopback_environment", "main", "parallelize_embedding",
+                     "run_group", "self_check", "shard_ranges", "vocab_parallel_cross_entropy"}
     public = {name for module in (text, vocab, reference, arrays, layers, attention, parallel)
               for name in module.__all__}
     public |= {"check_ids"}                 # from tokvec.validate: the one check a reader calls directly

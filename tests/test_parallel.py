@@ -147,6 +147,99 @@ def test_bad_input_raises_on_every_rank_and_the_group_stays_in_step():
         assert shape == (2, D)
 
 
+# --- ranks that got different ids ----------------------------------------------------------------
+
+DISAGREEMENTS = {  # name: rank 0's ids and rank 1's ids, for a 10-row table on 2 ranks (rows 0-4, 5-9)
+    "different valid ids": ([[1, 2, 3]], [[6, 7, 8]]),
+    "shapes (2, 3) and (3, 2)": ([[0, 1, 2], [3, 4, 5]], [[5, 4], [3, 2], [1, 0]]),
+    "two ids swapped": ([1, 2, 6, 7], [1, 6, 2, 7]),
+    "one id changed": ([[5, 5, 5]], [[5, 5, 4]]),
+    "(T,) and (1, T)": ([1, 2, 3], [[1, 2, 3]]),              # the same numbers: harmless, still flagged
+}
+
+
+def different_ids(rank, world_size, checked):
+    """Each disagreement on 2 ranks, with or without check_ids_agree; then the same ids on both."""
+    torch.manual_seed(0)
+    layer = VocabParallelEmbedding(10, D, check_ids_agree=checked)
+    torch.manual_seed(0)
+    table = nn.Embedding(10, D).weight.detach()                # the same table, whole (tested above)
+    report = {}
+    for name, pair in DISAGREEMENTS.items():
+        ids = torch.tensor(pair[rank])
+        try:
+            with torch.no_grad():
+                out = layer(ids)
+            report[name] = ("ok", out, torch.equal(out, table[ids]))
+        except (IndexError, ValueError) as error:
+            report[name] = ("error", f"{type(error).__name__}: {error}", None)
+    if checked:                                 # unchecked, rank 0 would go on into the all-reduce alone
+        try:
+            layer(torch.tensor([1, 10 if rank == 1 else 2]))     # rank 1 alone has a bad id
+            report["bad id on rank 1"] = None
+        except (IndexError, ValueError) as error:
+            report["bad id on rank 1"] = f"{type(error).__name__}: {error}"
+    with torch.no_grad():
+        report["then"] = torch.equal(layer(torch.tensor([[1, 9]])), table[torch.tensor([[1, 9]])])
+    return report
+
+
+@pytest.mark.slow
+def test_ranks_with_different_ids_get_wrong_vectors_silently_unless_checked():
+    unchecked = run_group(different_ids, 2, False, timeout=120)
+    for name in DISAGREEMENTS:
+        (status0, out0, own0), (status1, out1, own1) = (r[name] for r in unchecked)
+        assert status0 == status1 == "ok", (name, out0, out1)                      # no error anywhere
+        if name == "(T,) and (1, T)":
+            assert own0 and own1                                                   # the same numbers
+            continue
+        assert not own0 and not own1, name                                         # neither rank's lookup
+        assert torch.equal(out0.flatten(), out1.flatten()), name                   # the same wrong vectors
+    assert all(r["then"] for r in unchecked)                                       # still in step
+    checked = run_group(different_ids, 2, True, timeout=120)
+    for rank, report in enumerate(checked):
+        for name in DISAGREEMENTS:
+            status, message, _ = report[name]
+            assert status == "error" and message.startswith("ValueError: the ranks got different ids"), name
+            assert "broadcast it from the group's first rank" in message
+        shapes = report["shapes (2, 3) and (3, 2)"][1]
+        assert "rank 0: shape (2, 3)" in shapes and "rank 1: shape (3, 2)" in shapes
+        bad = report["bad id on rank 1"]
+        if rank == 1:                                                              # its own error
+            assert bad.startswith("IndexError: token id 10 at index (1,) is out of range"), bad
+        else:                                                                      # told, and stops too
+            assert bad.startswith("ValueError: rank(s) [1] of 2 refused their ids"), bad
+        assert report["then"]                                                      # still in step
+
+
+def different_lengths(rank, world_size):
+    """Rank 0 looks up 5 ids, rank 1 six: all-reduces of different sizes."""
+    layer = VocabParallelEmbedding(10, D)
+    try:
+        layer(torch.arange(5 + rank)[None])
+    except RuntimeError as error:                 # what gloo or TORCH_DISTRIBUTED_DEBUG raises here
+        return str(error)
+    return None
+
+
+@pytest.mark.slow
+def test_different_lengths_abort_a_process_in_gloo(capfd):
+    """gloo does not raise: it aborts the process from C++ ("terminate called ... EnforceNotMet")."""
+    with pytest.raises(RuntimeError, match=r"rank\(s\) \[[01]\] of 2 died without reporting \(exit codes \[-6\]"):
+        run_group(different_lengths, 2, timeout=60)
+    printed = capfd.readouterr().err                              # the processes write to this stderr
+    assert "terminate called after throwing an instance of 'gloo::EnforceNotMet'" in printed
+    assert "Received data size doesn't match expected size" in printed
+
+
+@pytest.mark.slow
+def test_torch_distributed_debug_detail_turns_different_lengths_into_an_error(monkeypatch):
+    monkeypatch.setenv("TORCH_DISTRIBUTED_DEBUG", "DETAIL")      # the processes inherit it
+    for message in run_group(different_lengths, 2, timeout=60):
+        assert message.startswith("Detected mismatch between collectives on ranks"), message
+        assert "TensorShape=[1, 5, 5]" in message and "TensorShape=[1, 6, 5]" in message
+
+
 # --- in this process: a world of one -------------------------------------------------------------
 
 def test_without_a_process_group_it_is_a_plain_embedding():
@@ -215,3 +308,35 @@ def test_meta_device_builds_shapes_without_drawing():
     after = torch.rand(1)
     torch.manual_seed(0)
     assert torch.equal(after, torch.rand(1))
+
+
+def test_the_checksum_sees_one_changed_id_and_any_swap():
+    from tokvec.parallel.collectives import _checksum
+
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 128_256, (4, 64), generator=g)
+    base = _checksum(ids)
+    assert _checksum(ids.to(torch.int32)) == _checksum(ids.clone()) == base            # equal ids, equal sums
+    flat = ids.flatten()
+    for i in range(0, flat.numel(), 7):
+        for new in (0, int(flat[i]) + 1, 2**30 - 1, -100):
+            changed = flat.clone()
+            changed[i] = new
+            assert new == flat[i] or _checksum(changed) != base, (i, new)
+        j = (i * 31 + 5) % flat.numel()
+        swapped = flat.clone()
+        swapped[i], swapped[j] = flat[j], flat[i]
+        assert flat[i] == flat[j] or _checksum(swapped) != base, (i, j)
+    assert _checksum(torch.full((2**12,), 2**30 - 1)) >= 0                            # no int64 overflow
+
+
+def test_check_ids_agree_changes_nothing_in_a_world_of_one():
+    torch.manual_seed(0)
+    checked = VocabParallelEmbedding(11, D, check_ids_agree=True)
+    torch.manual_seed(0)
+    plain = VocabParallelEmbedding(11, D)
+    ids = batch_ids(11)
+    assert torch.equal(checked(ids), plain(ids))
+    assert "check_ids_agree=True" in repr(checked) and "check_ids_agree" not in repr(plain)
+    with pytest.raises(IndexError, match="token id 11"):
+        checked(torch.tensor([11]))

@@ -35,7 +35,7 @@ BAD_HIDDEN = [None, [[0.0] * 4], torch.zeros(3), torch.zeros(2, 5), torch.zeros(
 CASES = [
     ("VocabParallelEmbedding", parallel.VocabParallelEmbedding, {"vocab_size": 10, "d_model": 4},
      {"vocab_size": SIZE, "d_model": SIZE, "dtype": FLOAT_DTYPE, "sequence_parallel": FLAG,
-      "group": [object(), "world"]}),
+      "check_ids_agree": FLAG, "group": [object(), "world"]}),
     ("VocabParallelEmbedding.forward", LAYER, {"ids": torch.tensor([[1, 2]])},
      {"ids": (BAD_IDS, "ids|token id")}),
     ("VocabParallelEmbedding.output_logits", LAYER.output_logits, {"hidden": torch.zeros(2, 4)},
@@ -49,7 +49,7 @@ CASES = [
                   TARGET.masked_fill(TARGET == 9, 10), TARGET.masked_fill(TARGET == 9, -1),
                   torch.tensor([[1, 2, 3]], dtype=torch.int8).expand(2, 3).masked_fill(TARGET == 9, 100)],
                  "target"),
-      "ignore_index": [None, 1.5, True, "-100"], "group": [object()]}),
+      "ignore_index": [None, 1.5, True, "-100", 2**40, -2**63], "group": [object()]}),
     ("communication_bytes", parallel.communication_bytes, {"collective": "all_reduce", "numel": 10, "world_size": 4},
      {"collective": [None, "all-reduce", "broadcast", 3, "ALL_REDUCE"], "numel": [None, -1, True, 2.5, "3"],
       "world_size": SIZE_NO_HUGE, "element_size": [None, 0, True, 2.5, "4"]}),
@@ -94,6 +94,7 @@ def test_every_public_function_of_tokvec_parallel_is_in_a_sweep():
     """A new public name of tokvec.parallel gets a row here (or in tests/test_bad_input.py)."""
     covered = {case_id.split(".")[0].split("-")[0] for case_id, *_ in CASES}
     elsewhere = {"run_group", "main",       # tests/test_parallel_launch.py, with a group or an environment
+                 "loopback_environment",    # takes no arguments (tests/test_parallel_launch.py)
                  "parallelize_embedding"}   # below, with a mesh of one
     constants = {"COLLECTIVES"}
     assert set(parallel.__all__) - covered - elsewhere - constants == set()

@@ -6,16 +6,24 @@ pickled, a rank that cannot join the group, a rank that dies without a word; and
 killed at the timeout.
 """
 
+import ast
+import json
 import os
 import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch.distributed as dist
 
-from tokvec.parallel import main, run_group
+from tokvec import parallel
+from tokvec.parallel import loopback_environment, main, run_group
+
+ROOT = Path(__file__).resolve().parents[1]
+TORCHRUN = os.path.join(os.path.dirname(sys.executable), "torchrun")
 
 
 def values(rank, world_size, offset):
@@ -98,9 +106,8 @@ def test_an_init_process_group_failure_is_reported_as_such(monkeypatch):
 
 @pytest.mark.slow
 def test_torchrun_runs_the_checks():
-    torchrun = os.path.join(os.path.dirname(sys.executable), "torchrun")
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    result = subprocess.run([torchrun, "--standalone", "--nproc-per-node", "2", "-m", "tokvec.parallel"],
+    result = subprocess.run([TORCHRUN, "--standalone", "--nproc-per-node", "2", "-m", "tokvec.parallel"],
                             capture_output=True, text=True, timeout=180, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
@@ -111,7 +118,67 @@ def test_torchrun_runs_the_checks():
     assert "all-reduce sends 1024 bytes per rank, its sequence-parallel reduce-scatter 512" in result.stdout
 
 
+FAILING_RANK = """
+import time
+
+import torch.distributed as dist
+
+dist.init_process_group("gloo")
+if dist.get_rank() == 1:
+    raise ValueError("rank 1 fails")
+time.sleep(120)                               # rank 0, outside any collective: nothing tells it
+"""
+
+
+@pytest.mark.slow
+def test_torchrun_stops_the_other_ranks_when_one_fails(tmp_path):
+    """Chapter 13, "A hang": on one machine torchrun's agent stops the others, whatever the backend."""
+    script = tmp_path / "fails.py"
+    script.write_text(FAILING_RANK)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", **loopback_environment()}
+    start = time.monotonic()
+    result = subprocess.run([TORCHRUN, "--standalone", "--nproc-per-node", "2", str(script)],
+                            capture_output=True, text=True, timeout=180, env=env)
+    elapsed = time.monotonic() - start
+    assert result.returncode != 0 and "ValueError: rank 1 fails" in result.stderr, result.stderr[-3000:]
+    assert "closing signal SIGTERM" in result.stderr, result.stderr[-3000:]      # the agent stopped rank 0
+    assert elapsed < 40, elapsed                                                # not after its 120 s sleep
+
+
 # --- in this process -------------------------------------------------------------------------------
+
+def test_loopback_environment_names_the_loopback_interface():
+    environment = loopback_environment()
+    assert set(environment) <= {"GLOO_SOCKET_IFNAME"}
+    expected = {"linux": "lo", "darwin": "lo0"}.get(sys.platform)
+    if expected is not None:                                     # the names Linux and macOS use
+        assert environment == {"GLOO_SOCKET_IFNAME": expected}
+
+
+def test_the_chapters_torchrun_helper_keeps_gloo_on_loopback(monkeypatch):
+    """Chapter 13's ``torchrun`` helper passes GLOO_SOCKET_IFNAME, as run_group and main do."""
+    notebook = json.loads((ROOT / "chapters/13_vocab_parallel.ipynb").read_text(encoding="utf-8"))
+    cell = next(c for c in notebook["cells"] if c.get("id") == "c13-013c")
+    tree = ast.parse("".join(cell["source"]))
+    helper = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "torchrun")
+    calls = []
+
+    def fake_run(command, **options):
+        calls.append(options)
+        return SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    namespace = {"os": os, "re": __import__("re"), "sys": sys, "subprocess": SimpleNamespace(run=fake_run),
+                 "fit": str, "parallel": parallel}
+    exec(compile(ast.Module([helper], type_ignores=[]), "chapter 13, cell c13-013c", "exec"), namespace)
+    monkeypatch.delenv("GLOO_SOCKET_IFNAME", raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    namespace["torchrun"]("script.py")
+    environment = calls[0]["env"]
+    assert environment["OMP_NUM_THREADS"] == "1"
+    assert {name: environment.get(name) for name in loopback_environment()} == loopback_environment()
+    assert "GLOO_SOCKET_IFNAME" in environment or not loopback_environment()
+
+
 
 @pytest.mark.parametrize("call, error, match", [
     (lambda: run_group(values, 0), ValueError, "world_size"),

@@ -74,6 +74,11 @@ def loss_checks(rank, world_size):
     loss.backward()
     expected, grad = reference(logits, target, -100)
     float32 = (abs(loss.item() - expected.item()), float((local.grad - grad[..., start:end]).abs().max()))
+    # bfloat16 logits: the loss is float32, from the bfloat16 values, as Megatron-LM's
+    low = logits.to(torch.bfloat16)
+    loss = vocab_parallel_cross_entropy(low[..., start:end], target)
+    expected, _ = reference(low.float(), target, -100)
+    bfloat16 = (loss.dtype, abs(loss.item() - expected.item()))
     # bad input on every rank, then the group still works
     messages = []
     for bad_target in (target.masked_fill(target == target[1, 1], 50), target + rank):   # out of range; differs
@@ -82,15 +87,24 @@ def loss_checks(rank, world_size):
             messages.append(None)
         except (IndexError, ValueError) as error:
             messages.append(f"{type(error).__name__}: {error}")
+    disagreements = (lambda: vocab_parallel_cross_entropy(local.detach(), target, ignore_index=-100 - rank),
+                      lambda: vocab_parallel_cross_entropy(local.detach().to(torch.float64 if rank else torch.float32),
+                                                           target))
+    for call in disagreements if world_size > 1 else ():      # in a world of one, nothing to disagree on
+        try:
+            call()
+            messages.append(None)
+        except ValueError as error:
+            messages.append(f"{type(error).__name__}: {error}")
     again = vocab_parallel_cross_entropy(local.detach(), target).item()
-    return results, float32, messages, again
+    return results, float32, bfloat16, messages, again
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("world_size", [1, 2, 3, 4])
 def test_the_loss_and_its_gradient_equal_f_cross_entropy(world_size):
     reports = run_group(loss_checks, world_size, timeout=180)
-    for rank, (results, float32, messages, again) in enumerate(reports):
+    for rank, (results, float32, bfloat16, messages, again) in enumerate(reports):
         for (vocab_size, shape, ignored, _, split), r in zip(CASES, results):
             case = (world_size, rank, vocab_size, shape, split)
             if ignored == "all" or shape == (0,):
@@ -99,11 +113,18 @@ def test_the_loss_and_its_gradient_equal_f_cross_entropy(world_size):
                 assert r["loss"] == pytest.approx(r["expected"], rel=1e-13, abs=0), case
             assert r["grad_error"] < 1e-15, case                               # zero where PyTorch's is
         assert float32[0] < 1e-6 and float32[1] < 1e-7, float32
-        out_of_range, differ = messages
+        assert bfloat16[0] == torch.float32 and bfloat16[1] < 1e-5, bfloat16
+        out_of_range, differ, *others = messages
         assert out_of_range.startswith("IndexError: target 50 at flat index") and "0..49" in out_of_range
         if world_size > 1:
             assert differ.startswith("ValueError: the ranks disagree on the targets"), differ
-        assert again == reports[0][3]                                          # still in step
+            ignore, dtype = others
+            assert ignore.startswith("ValueError: the ranks disagree on the ignore_index"), ignore
+            values = ", ".join(str(-100 - r) for r in range(world_size))
+            assert f"rank {rank} has {-100 - rank}, the ranks have [{values}]" in ignore, ignore
+            assert dtype.startswith("ValueError: the ranks disagree on the dtype of the logits"), dtype
+            assert "torch.float32, torch.float64" in dtype, dtype                # names, not codes
+        assert again == reports[0][4]                                          # still in step
 
 
 @pytest.mark.slow
@@ -145,8 +166,8 @@ def test_half_precision_logits_are_computed_in_float32(dtype):
     loss = vocab_parallel_cross_entropy(low, target)
     loss.backward()
     expected, grad = reference(low.detach().float(), target, -100)             # the same numbers, in float32
-    assert loss.dtype == dtype and low.grad.dtype == dtype
-    torch.testing.assert_close(loss.float(), expected, rtol=1e-2, atol=0)
+    assert loss.dtype == torch.float32 and low.grad.dtype == dtype             # the loss is not rounded
+    torch.testing.assert_close(loss, expected, rtol=1e-6, atol=0)
     torch.testing.assert_close(low.grad.float(), grad, rtol=1e-2, atol=1e-3)
 
 

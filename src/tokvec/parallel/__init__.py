@@ -19,7 +19,8 @@ with it:
 * :mod:`~tokvec.parallel.collectives`: the autograd functions around each collective (Megatron's
   f and g, and the sequence-parallel pair) and :func:`communication_bytes`;
 * :mod:`~tokvec.parallel.dtensor`: the same with PyTorch's ``parallelize_module`` and DTensor;
-* :mod:`~tokvec.parallel.launch`: :func:`run_group` (local gloo processes, fail fast) and the
+* :mod:`~tokvec.parallel.launch`: :func:`run_group` (local gloo processes, fail fast),
+  :func:`loopback_environment` (gloo on 127.0.0.1 for processes started by ``torchrun``) and the
   checks that ``python -m tokvec.parallel`` and ``torchrun ... -m tokvec.parallel`` run.
 
 The same code runs on CPUs (the ``gloo`` backend, used by the course and its tests, on
@@ -36,13 +37,13 @@ from tokvec.parallel.collectives import (
     communication_bytes,
 )
 from tokvec.parallel.dtensor import dtensor_shard_ranges, parallelize_embedding
-from tokvec.parallel.launch import compare_with_embedding, main, run_group, self_check
+from tokvec.parallel.launch import compare_with_embedding, loopback_environment, main, run_group, self_check
 from tokvec.parallel.layer import VocabParallelEmbedding, shard_ranges
 from tokvec.parallel.loss import vocab_parallel_cross_entropy
 
 __all__ = ["COLLECTIVES", "VocabParallelEmbedding", "communication_bytes", "compare_with_embedding",
-           "dtensor_shard_ranges", "main", "parallelize_embedding", "run_group", "self_check", "shard_ranges",
-           "vocab_parallel_cross_entropy"]
+           "dtensor_shard_ranges", "loopback_environment", "main", "parallelize_embedding", "run_group",
+           "self_check", "shard_ranges", "vocab_parallel_cross_entropy"]
 
 # the chapter shows these with show_source; they are not part of the public API
 _PRIVATE_SHOWN = (_CopyToGroup, _GatherSequence, _ReduceScatterSequence, _SumOverGroup)

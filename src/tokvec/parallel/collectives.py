@@ -46,8 +46,9 @@ def communication_bytes(collective: str, numel: int, world_size: int, element_si
     A world of one sends nothing. Taught in chapter 13 ("The embedding across processes"), to
     compare the vocabulary-parallel embedding's all-reduce with the sequence-parallel
     reduce-scatter (half the bytes); the same formulas NCCL's performance notes use for "bus
-    bandwidth". ``element_size`` is ``torch.tensor([], dtype=...).element_size()``: 4 for
-    float32, 2 for bfloat16.
+    bandwidth". They are the ring model's: NCCL may choose a tree or, on NVSwitch machines,
+    NVLS (the switch adds), whose traffic per rank differs. ``element_size`` is
+    ``torch.tensor([], dtype=...).element_size()``: 4 for float32, 2 for bfloat16.
     """
     if not isinstance(collective, str) or collective not in COLLECTIVES:
         raise ValueError(f"collective must be one of {', '.join(map(repr, COLLECTIVES))}, got {collective!r:.40}")
@@ -59,6 +60,35 @@ def communication_bytes(collective: str, numel: int, world_size: int, element_si
     n = numel * element_size
     steps = 2 * (world_size - 1) if collective == "all_reduce" else world_size - 1
     return steps * n / world_size
+
+
+# A Mersenne prime: every term of _checksum stays below 2**62, and a sum of up to 2**32 terms
+# below 2**63, so the int64 arithmetic never overflows.
+_PRIME = 2**31 - 1
+_MULTIPLIER = 2_654_435_761 % _PRIME                               # Knuth's multiplicative hash
+
+
+def _checksum(x: torch.Tensor) -> int:
+    """A position-weighted checksum of an integer tensor: ``sum_i (x_i w_i) mod p``, ``p = 2**31 - 1``.
+
+    The weights ``w_i = (i + 1) * 2654435761 mod p`` are nonzero and all different (``i < p``),
+    so, for values between ``-2**30`` and ``2**30`` (any token id, PyTorch's ``ignore_index``),
+    changing one value always changes the checksum, and so does swapping two different values.
+    Other differences can collide, as in any checksum, but only by coincidence. Equal tensors
+    give equal checksums on every rank and device. Used by :class:`tokvec.parallel.VocabParallelEmbedding`
+    (``check_ids_agree``) and :func:`tokvec.parallel.vocab_parallel_cross_entropy`.
+    """
+    flat = x.reshape(-1).long() % _PRIME                            # (N,), each in [0, p)
+    weights = torch.arange(1, flat.numel() + 1, device=flat.device) * _MULTIPLIER % _PRIME
+    return int((flat * weights % _PRIME).sum() % _PRIME)
+
+
+def _gather_ints(row: list[int], group, world_size: int, device) -> list[list[int]]:
+    """Every rank's ``row`` of integers (the same length on every rank), in rank order."""
+    mine = torch.tensor(row, dtype=torch.long, device=device)
+    everyone = [torch.empty_like(mine) for _ in range(world_size)]
+    dist.all_gather(everyone, mine, group=group)                    # (W, len(row)) integers
+    return torch.stack(everyone).tolist()
 
 
 def group_size_and_rank(group) -> tuple[int, int]:

@@ -33,7 +33,7 @@ from tokvec.parallel.collectives import communication_bytes
 from tokvec.parallel.layer import VocabParallelEmbedding
 from tokvec.parallel.loss import vocab_parallel_cross_entropy
 
-__all__ = ["compare_with_embedding", "main", "run_group", "self_check"]
+__all__ = ["compare_with_embedding", "loopback_environment", "main", "run_group", "self_check"]
 
 _LAUNCHER_VARIABLES = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
 
@@ -46,10 +46,22 @@ def _loopback_interface() -> str | None:
         return None
 
 
-def _use_loopback() -> None:
+def loopback_environment() -> dict[str, str]:
+    """``{"GLOO_SOCKET_IFNAME": "lo"}`` (``lo0`` on macOS): the variable that keeps gloo on loopback.
+
+    Without it gloo binds to the address this machine's hostname resolves to, which may be a
+    network interface (and on macOS may bring up a firewall prompt); it falls back to loopback
+    only when that fails. :func:`run_group` and :func:`main` set it, and chapter 13's
+    ``torchrun`` helper passes it to the processes it starts. Empty when no loopback interface
+    is found. Taught in chapter 13 ("The embedding across processes").
+    """
     interface = _loopback_interface()
-    if interface and "GLOO_SOCKET_IFNAME" not in os.environ:
-        os.environ["GLOO_SOCKET_IFNAME"] = interface        # gloo talks over loopback only
+    return {"GLOO_SOCKET_IFNAME": interface} if interface else {}
+
+
+def _use_loopback() -> None:
+    for name, value in loopback_environment().items():
+        os.environ.setdefault(name, value)                 # gloo talks over loopback only
 
 
 def _worker(rank: int, world_size: int, rendezvous: str, timeout: float, fn: Callable, args: tuple,
@@ -124,7 +136,8 @@ def run_group(fn: Callable, world_size: int, *args, timeout: float = 120.0) -> l
       its rank and its traceback, as soon as it happens, followed by the errors of other ranks
       that arrived by then (often consequences: "Connection closed by peer");
     * a rank that cannot join the group raises ``RuntimeError`` saying ``init_process_group``
-      failed, with its traceback; one that dies without a word (killed, ``os._exit``) raises
+      failed, with its traceback; one that dies without a word (killed, ``os._exit``, or aborted
+      by gloo, exit code -6, when the ranks call a collective with different sizes) raises
       ``RuntimeError`` with its exit code;
     * a group that does not finish within ``timeout`` seconds (a hang in a collective) raises
       ``TimeoutError``.
@@ -261,7 +274,7 @@ def self_check(rank: int, world_size: int, vocab_size: int = 50, d_model: int = 
     (2) embedding -> ``nn.Linear`` -> tied logits -> :func:`vocab_parallel_cross_entropy` gives
     the single-process loss, and gradients for this rank's rows and for the linear layer, with
     some targets ignored; (3) the same with ``sequence_parallel=True`` (``seq_len`` must be a
-    multiple of ``world_size``). Every value is a maximum absolute error against a
+    multiple of ``world_size``) and ``check_ids_agree=True``. Every value is a maximum absolute error against a
     single-process model in float64, except the byte counts. Taught in chapter 13 ("The
     embedding across processes").
     """
@@ -296,7 +309,7 @@ def self_check(rank: int, world_size: int, vocab_size: int = 50, d_model: int = 
 
     for name, sequence_parallel in (("", False), ("sp_", True)):  # (2) and (3)
         layer = VocabParallelEmbedding(vocab_size, d_model, dtype=torch.float64,
-                                       sequence_parallel=sequence_parallel)
+                                       sequence_parallel=sequence_parallel, check_ids_agree=sequence_parallel)
         layer.load_full_weight(full)
         linear = nn.Linear(d_model, d_model, bias=False, dtype=torch.float64)
         with torch.no_grad():

@@ -15,7 +15,9 @@ from torch import nn
 from tokvec import validate
 from tokvec.layers import _lookup_ids
 from tokvec.parallel.collectives import (
+    _checksum,
     _CopyToGroup,
+    _gather_ints,
     _GatherSequence,
     _ReduceScatterSequence,
     _SumOverGroup,
@@ -87,20 +89,29 @@ class VocabParallelEmbedding(nn.Module):
       ``(..., T / W, d_model)``, with a reduce-scatter instead of the all-reduce (half the
       bytes, :func:`tokvec.parallel.communication_bytes`) and an all-gather in the backward
       pass; ``T`` must be a multiple of the world size;
-    * :meth:`output_logits`: the tied output layer, this rank's shard of the logits.
+    * :meth:`output_logits`: the tied output layer, this rank's shard of the logits;
+    * ``check_ids_agree=True`` (off by default): every call also checks that every rank got the
+      same ids, with one all-gather of five integers per rank (a shape and a checksum, as
+      :func:`tokvec.parallel.vocab_parallel_cross_entropy` checks its targets), and raises on
+      every rank if they differ or if any rank refused its ids.
 
     Every input is checked on every rank before any communication (the same checks as the
     single-process layers, :func:`tokvec.validate.check_ids`): a bad id raises an ``IndexError``
-    that names it, on all ranks alike, so the group stays in step instead of hanging in a
-    collective (as long as every rank got the same ids, which the layer assumes).
+    that names it, on all ranks alike, so the group stays in step. That assumes every rank got
+    the same ids. Ranks that got different ids, without ``check_ids_agree``, raise nothing
+    when the shapes agree: every rank gets the same wrong vectors, the sum of each rank's rows
+    for its own ids. When the shapes differ gloo aborts a process ("Received data size doesn't
+    match expected size"), NCCL may hang or go on with wrong values, and ``TORCH_DISTRIBUTED_DEBUG=DETAIL``
+    turns it into an error on every rank. Taught in chapter 13 ("A bad id, on every rank").
     """
 
     def __init__(self, vocab_size: int, d_model: int, *, group=None, sequence_parallel: bool = False,
-                 device=None, dtype=None):
+                 check_ids_agree: bool = False, device=None, dtype=None):
         super().__init__()
         self.vocab_size = validate.positive_int(vocab_size, "vocab_size")
         self.d_model = validate.positive_int(d_model, "d_model")
         self.sequence_parallel = validate.flag(sequence_parallel, "sequence_parallel")
+        self.check_ids_agree = validate.flag(check_ids_agree, "check_ids_agree")
         if dtype is not None:
             validate.torch_floating_dtype(dtype)
         self.group = group
@@ -147,6 +158,35 @@ class VocabParallelEmbedding(nn.Module):
         self.weight.copy_(weight[start:end])
 
     def _check(self, ids) -> torch.Tensor:
+        """The checks of ``ids`` before any collective; int64 ids back.
+
+        Always this rank's own check (:meth:`_check_here`); with ``check_ids_agree``, also that
+        every rank of the group got the same ids, so that a disagreement raises on every rank.
+        """
+        if not (self.check_ids_agree and self.world_size > 1):
+            return self._check_here(ids)
+        try:
+            ids, error = self._check_here(ids), None
+        except (TypeError, ValueError, IndexError) as caught:   # tell the others first
+            error = caught
+        row = [0, 0, 0, 0, 0] if error else [1, ids.ndim, *([1] * (2 - ids.ndim)), *ids.shape, _checksum(ids)]
+        rows = _gather_ints(row, self.group, self.world_size, self.weight.device)  # (W, 5)
+        if error is not None:
+            raise error
+        refused = [rank for rank, r in enumerate(rows) if r[0] == 0]
+        if refused:
+            raise ValueError(f"rank(s) {refused} of {self.world_size} refused their ids (their error says why), "
+                             f"so this rank stops too, before the all-reduce")
+        if any(r != rows[0] for r in rows):
+            seen = "; ".join(f"rank {rank}: shape {tuple(r[2:4]) if r[1] == 2 else (r[3],)}, checksum {r[4]}"
+                             for rank, r in enumerate(rows))
+            raise ValueError(f"the ranks got different ids ({seen}); every rank of a tensor-parallel group "
+                             f"must look up the same batch: broadcast it from the group's first rank, as "
+                             f"Megatron-LM does (unchecked, every rank would get the same wrong vectors, or a "
+                             f"crash when the shapes differ)")
+        return ids
+
+    def _check_here(self, ids) -> torch.Tensor:
         """The single-process layers' check of ``ids`` (shape, dtype, range, device); int64 ids back."""
         T = ids.shape[-1] if isinstance(ids, torch.Tensor) and ids.ndim else 1
         _, ids = _lookup_ids(ids, self.vocab_size, max(T, 1), self.weight)
@@ -217,4 +257,5 @@ class VocabParallelEmbedding(nn.Module):
     def extra_repr(self) -> str:
         return (f"vocab_size={self.vocab_size}, d_model={self.d_model}, vocab_range={self.vocab_range}, "
                 f"rank={self.rank} of {self.world_size}"
-                + (", sequence_parallel=True" if self.sequence_parallel else ""))
+                + (", sequence_parallel=True" if self.sequence_parallel else "")
+                + (", check_ids_agree=True" if self.check_ids_agree else ""))

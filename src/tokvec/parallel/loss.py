@@ -14,7 +14,7 @@ import torch
 import torch.distributed as dist
 
 from tokvec import validate
-from tokvec.parallel.collectives import group_size_and_rank
+from tokvec.parallel.collectives import _checksum, _gather_ints, group_size_and_rank
 
 __all__ = ["vocab_parallel_cross_entropy"]
 
@@ -53,7 +53,7 @@ class _VocabParallelCrossEntropy(torch.autograd.Function):
         loss = (sum_exp.log() + z_max - target_z).masked_fill(ignored, 0.0)  # (N,)
         ctx.save_for_backward(exp, sum_exp, local, mine, ignored)
         ctx.dtype = logits.dtype
-        return loss.to(logits.dtype)
+        return loss                                                          # float32 for half logits
 
     @staticmethod
     def backward(ctx, grad_loss):
@@ -81,11 +81,14 @@ def vocab_parallel_cross_entropy(local_logits: torch.Tensor, target: torch.Tenso
     ``F.cross_entropy(full_logits.flatten(0, -2), target.flatten(), ignore_index=ignore_index)``,
     and the gradient of each shard is the matching columns of that loss's gradient. When every
     target is ignored (or there are none) the result is ``nan`` with zero gradients, as
-    PyTorch's. float16 and bfloat16 logits are computed in float32 and the loss is rounded back.
+    PyTorch's. float16 and bfloat16 logits are computed in float32 and the loss stays float32,
+    as Megatron-LM's (``F.cross_entropy`` would round it to the logits' dtype: a bfloat16 loss
+    near 8 moves in steps of 1/32); the gradient of the logits has their dtype.
 
-    Communication: one all-gather of four integers per rank (the shard sizes, the number of
-    positions, a checksum of the targets and the dtype), so that bad input is refused on every
-    rank alike before the loss's own collectives; then three all-reduces of ``N`` numbers each
+    Communication: one all-gather of five integers per rank (the shard sizes, the number of
+    positions, a checksum of the targets, the dtype and ``ignore_index``), so that bad input is
+    refused on every rank alike before the loss's own collectives; then three all-reduces of
+    ``N`` numbers each
     (the maximum, the sum of exponentials, the target's logit), never the ``N x vocab_size``
     logits. The backward pass communicates nothing. Megatron-LM's
     ``vocab_parallel_cross_entropy`` (which assumes equal shards), and PyTorch's
@@ -102,6 +105,9 @@ def vocab_parallel_cross_entropy(local_logits: torch.Tensor, target: torch.Tenso
     if isinstance(ignore_index, bool) or not isinstance(ignore_index, int):
         raise TypeError(f"ignore_index must be an int (PyTorch's default is -100), got "
                         f"{type(ignore_index).__name__} {ignore_index!r:.40}")
+    if not -2**30 <= ignore_index < 2**30:
+        raise ValueError(f"ignore_index must be an int between -2**30 and 2**30 (PyTorch's default is -100), "
+                         f"got {ignore_index}")
     if not isinstance(target, torch.Tensor) or not validate._integer_dtype(target):
         got = target.dtype if isinstance(target, torch.Tensor) else type(target).__name__
         raise TypeError(f"target must be an integer torch.Tensor of class ids, got {got}; "
@@ -118,7 +124,7 @@ def vocab_parallel_cross_entropy(local_logits: torch.Tensor, target: torch.Tenso
     world_size, rank = group_size_and_rank(group)
     logits = local_logits.reshape(math.prod(target.shape), local_logits.shape[-1])  # (N, V_r)
     target = target.reshape(-1).long()                                       # (N,)
-    sizes = _exchange_layout(logits, target, group, world_size, rank)
+    sizes = _exchange_layout(logits, target, ignore_index, group, world_size, rank)
     vocab_size, start = sum(sizes), sum(sizes[:rank])
     bad = (target != ignore_index) & ((target < 0) | (target >= vocab_size))
     if bad.any():                                                            # on every rank alike
@@ -135,21 +141,22 @@ def vocab_parallel_cross_entropy(local_logits: torch.Tensor, target: torch.Tenso
 _DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16)
 
 
-def _exchange_layout(logits, target, group, world_size: int, rank: int) -> list[int]:
+def _dtype_name(code: int) -> str:
+    return str(_DTYPES[code]) if code < len(_DTYPES) else "another dtype"
+
+
+def _exchange_layout(logits, target, ignore_index: int, group, world_size: int, rank: int) -> list[int]:
     """Every rank's number of vocabulary rows; checks that the ranks agree on everything else."""
     if world_size == 1:
         return [logits.shape[-1]]
-    weights = torch.arange(1, target.numel() + 1, device=target.device)
     code = _DTYPES.index(logits.dtype) if logits.dtype in _DTYPES else len(_DTYPES)
-    mine = torch.tensor([logits.shape[-1], logits.shape[0], int((target * weights).sum()), code],
-                        device=logits.device)
-    everyone = [torch.empty_like(mine) for _ in range(world_size)]
-    dist.all_gather(everyone, mine, group=group)                             # (W, 4) integers, CPU
-    table = torch.stack(everyone).tolist()
-    for column, what in ((1, "number of positions N"), (2, "targets"), (3, "dtype of the logits")):
+    row = [logits.shape[-1], logits.shape[0], _checksum(target), code, ignore_index]
+    table = _gather_ints(row, group, world_size, logits.device)              # (W, 5) integers
+    for column, what, show in ((1, "number of positions N", str), (2, "targets (their checksum)", str),
+                               (3, "dtype of the logits", _dtype_name), (4, "ignore_index", str)):
         if len({row[column] for row in table}) > 1:
-            raise ValueError(f"the ranks disagree on the {what}: every rank must pass the same target and "
-                             f"logits of the same shape (...) and dtype, differing only in their own "
-                             f"vocabulary columns; rank {rank} has {table[rank][column]}, the ranks have "
-                             f"{[row[column] for row in table]}")
+            raise ValueError(f"the ranks disagree on the {what}: every rank must pass the same target, "
+                             f"ignore_index and logits of the same shape (...) and dtype, differing only in "
+                             f"their own vocabulary columns; rank {rank} has {show(table[rank][column])}, the "
+                             f"ranks have [{', '.join(show(row[column]) for row in table)}]")
     return [row[0] for row in table]
