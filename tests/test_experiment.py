@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tokvec import experiment
-from tokvec.attention import rope
+from tokvec.attention import rope, rope_frequencies
 from tokvec.experiment import SCHEMES, SMALL, Config, TinyTransformer
 
 STORED = experiment.load_sweep()
@@ -250,6 +250,11 @@ def _rotated(x: torch.Tensor, theta: torch.Tensor, factor: float = 1.0) -> torch
 
 _TRAINED = 10000.0 ** (-torch.arange(4, dtype=torch.float64) / 4)      # d_head = 8: 1, 0.1, 0.01, 0.001
 _RULES = experiment.rope_rules(SCALED)
+# YaRN's NTK-by-parts as its paper writes it (section 3.2): r = L / wavelength turns within L = 32,
+# gamma = (r - alpha) / (beta - alpha) clipped to [0, 1] with alpha = 1, beta = 32, s = 4
+_R = 32 * _TRAINED / (2 * np.pi)
+_GAMMA = ((_R - 1) / (32 - 1)).clamp(0, 1)
+_PAPER_BY_PARTS = (1 - _GAMMA) / 4 + _GAMMA                            # pair 0: 0.349, the rest 0.25
 
 
 @pytest.mark.parametrize("rule,theta,factor", [
@@ -257,6 +262,7 @@ _RULES = experiment.rope_rules(SCALED)
     ("PI", _TRAINED / 4, 1.0),                                          # every pair slowed by s
     ("NTK-aware", _TRAINED / 4 ** (torch.arange(4) / 3), 1.0),          # pair i by s**(2i/(d-2))
     ("dynamic NTK", _TRAINED / (48 / 32) ** (torch.arange(4) / 3), 1.0),  # s = n / L at n = 48
+    ("by-parts (paper)", _TRAINED * _PAPER_BY_PARTS, 1.0),             # YaRN's eq.: a ramp in r
     ("NTK-by-parts", _TRAINED / torch.tensor([1.0, 4, 4, 4]), 1.0),    # pair 0 kept, the rest / s
     ("YaRN", _TRAINED / torch.tensor([1.0, 4, 4, 4]), 0.1 * np.log(4) + 1),
 ])
@@ -286,7 +292,7 @@ def test_dynamic_ntk_reads_each_position_from_its_own_prefix(rope_model):
     scaled = experiment.evaluate(rope_model, SCALED, **dynamic)
     L, k = SCALED.train_len, SCALED.k
     assert torch.equal(scaled[:L - k], plain[:L - k])                  # nothing changes up to L
-    ids, targets = experiment._eval_batch(SCALED)
+    ids, targets = experiment.eval_batch(SCALED)
     t = 45                                                              # past L: the prefix 0..45
     with torch.no_grad(), experiment.scaled_rope(rope_model, dynamic["rope_scaling"]):
         guess = rope_model(ids[:, :t + 1])[:, -1].argmax(-1)
@@ -311,6 +317,124 @@ def test_scaled_rope_restores_the_trained_rule_after_an_error_and_refuses_bad_in
         pass
     with pytest.raises(ValueError, match="'rope' model only"):
         experiment.evaluate(TinyTransformer(SCALED, "alibi"), SCALED, rope_base=40000.0)
+
+
+def test_the_papers_by_parts_keeps_only_part_of_pair_0_where_the_code_keeps_all_of_it():
+    """At d = 8 and L = 32 pair 0 turns 5.09 times within L, inside the paper's ramp (1 to 32 turns)."""
+    assert float(_R[0]) == pytest.approx(5.093, abs=1e-3) and float(_R[1]) < 1
+    assert float(_PAPER_BY_PARTS[0]) == pytest.approx(0.349, abs=1e-3)
+    ratio = {rule: rope_frequencies(8, scaling=_RULES[rule]["rope_scaling"])[0] / _TRAINED
+             for rule in ("by-parts (paper)", "NTK-by-parts")}
+    torch.testing.assert_close(ratio["by-parts (paper)"], _PAPER_BY_PARTS, rtol=1e-12, atol=0)
+    assert ratio["NTK-by-parts"].tolist() == [1.0, 0.25, 0.25, 0.25]
+
+
+# --- the controls ----------------------------------------------------------------------------
+
+
+def test_rope_per_pair_is_rope_and_slows_only_the_chosen_pairs():
+    x = torch.randn(2, 4, 50, 8, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(experiment.rope_per_pair(x, (1, 1, 1, 1)), rope(x))
+    by_parts = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32, "attention_factor": 1.0}
+    assert torch.equal(experiment.rope_per_pair(x, (1, 4, 4, 4)), rope(x, scaling=by_parts))
+    for divide in ((1, 4, 1, 1), (1, 1, 4, 4), (2, 1, 3, 1)):
+        expected = _rotated(x, _TRAINED / torch.tensor(divide, dtype=torch.float64))
+        torch.testing.assert_close(experiment.rope_per_pair(x, divide), expected, rtol=1e-5, atol=1e-5)
+        kept = [i for i, v in enumerate(divide) if v == 1]                  # these pairs are untouched
+        same = experiment.rope_per_pair(x, divide).unflatten(-1, (4, 2))[..., kept, :]
+        assert torch.equal(same, rope(x).unflatten(-1, (4, 2))[..., kept, :])
+    for bad in ((1, 4, 1), (1, 0, 1, 1), (1, -4, 1, 1)):
+        with pytest.raises(ValueError, match="one positive divisor per pair"):
+            experiment.rope_per_pair(x, bad)
+
+
+def test_a_model_read_with_divided_pairs_rotates_by_them(rope_model):
+    plain = experiment.evaluate(rope_model, SCALED)
+    assert torch.equal(experiment.evaluate(rope_model, SCALED, rope_divide=(1, 1, 1, 1)), plain)
+    by_parts = experiment.evaluate(rope_model, SCALED, rope_scaling=_RULES["NTK-by-parts"]["rope_scaling"])
+    assert torch.equal(experiment.evaluate(rope_model, SCALED, rope_divide=(1, 4, 4, 4)), by_parts)
+    assert all(b.attention.rope_divide is None for b in rope_model.blocks)           # restored
+    linear = {"rope_type": "linear", "factor": 2.0}
+    with pytest.raises(ValueError, match="not both"), experiment.scaled_rope(rope_model, linear, divide=(1,) * 4):
+        pass
+
+
+def test_the_aliases_of_offset_2_on_pair_0():
+    assert experiment.alias_offsets(2, range(32, 61)) == [33, 40, 46, 52, 59]
+    assert experiment.alias_offsets(2, range(0, 32)) == [2, 8, 15, 21, 27]         # 2 + 2 pi n, rounded
+    assert experiment.alias_offsets(2, range(32, 61), tolerance=0.05) == [46]
+
+
+@pytest.mark.parametrize("scheme", ["rope", "alibi"])
+def test_hide_masks_exactly_the_keys_at_the_given_offsets(scheme):
+    mask = experiment.offset_mask(6, [1, 3])
+    i, j = torch.meshgrid(torch.arange(6), torch.arange(6), indexing="ij")
+    assert torch.equal(mask, (i - j == 1) | (i - j == 3))
+    with experiment.deterministic(2):
+        model = experiment.build(TINY, scheme).eval()              # one layer: a hidden key is never read
+        ids = torch.randint(0, TINY.vocab_size, (2, 30))
+        hidden, seen = ids.clone(), ids.clone()
+        hidden[:, 20] = (hidden[:, 20] + 1) % TINY.vocab_size      # 5 before t = 25
+        seen[:, 21] = (seen[:, 21] + 1) % TINY.vocab_size          # 4 before t = 25
+        out = model(ids, hide=[5, 7])[:, 25]
+        assert torch.equal(out, model(hidden, hide=[5, 7])[:, 25])
+        assert not torch.allclose(out, model(seen, hide=[5, 7])[:, 25])
+        assert not torch.allclose(out, model(hidden)[:, 25])
+        assert torch.equal(model(ids, hide=[]), model(ids))
+    with pytest.raises(ValueError, match="offsets"):
+        experiment.offset_mask(6, [0])
+
+
+def test_a_silenced_head_contributes_nothing_and_comes_back():
+    with experiment.deterministic(3):
+        model = experiment.build(TINY, "alibi").eval()
+        ids = torch.randint(0, TINY.vocab_size, (2, 20))
+    layer = model.blocks[0].attention
+    d_h = TINY.d_model // TINY.n_heads
+    with torch.no_grad():
+        plain = model(ids)
+        values = slice(2 * TINY.d_model + d_h, 2 * TINY.d_model + 2 * d_h)      # head 1's value rows
+        saved = layer.qkv.weight[values].clone()
+        with experiment.ablated(model, [(0, 1)]):
+            silenced = model(ids)
+            layer.qkv.weight[values] += 1.0
+            assert torch.equal(model(ids), silenced)                     # head 1 is not read
+            layer.qkv.weight[values] = saved
+        assert not torch.allclose(silenced, plain)
+        assert torch.equal(model(ids), plain) and layer.silent == frozenset()
+    with pytest.raises(ValueError, match=r"\(layer, head\) = \(1, 0\) is not in this model"), \
+            experiment.ablated(model, [(1, 0)]):
+        pass
+
+
+def test_the_head_profile_of_a_head_that_ignores_content_is_its_bias():
+    cfg = dataclasses.replace(TINY, eval_lens=(32,), eval_sequences=8)
+    model = experiment.build(cfg, "alibi")
+    profile = experiment.head_profile(model, cfg)
+    assert np.array(profile["mean"]).shape == np.array(profile["sd"]).shape == (1, 2, 9)
+    assert min(np.array(profile["largest_gap"]).ravel()) > 0.001            # random weights: content moves them
+    with torch.no_grad():
+        model.blocks[0].attention.qkv.weight[:2 * cfg.d_model] = 0.0       # q = k = 0: every score is the bias
+    blind = experiment.head_profile(model, cfg)
+    assert max(np.array(blind["largest_gap"]).ravel()) < 1e-6
+    np.testing.assert_allclose(blind["mean"][0], blind["bias_only"][0], atol=1e-4)
+    # same and other token differ only through the mix of query positions in each group
+    np.testing.assert_allclose(blind["same_token"], blind["other_token"], atol=0.01)
+
+
+@pytest.mark.parametrize("reference", [SMALL, experiment.SWEEP], ids=["small", "sweep"])
+def test_no_evaluation_sequence_is_a_training_sequence(reference):
+    """Every measurement (accuracies, controls, probes) reads sequences that training never drew."""
+    for seed in experiment.SWEEP_SEEDS:
+        cfg = dataclasses.replace(reference, seed=seed)
+        data = torch.Generator().manual_seed(cfg.seed + 1)                 # the training stream, as train draws it
+        trained = {tuple(row) for _ in range(cfg.steps)
+                   for row in experiment.batch(cfg, cfg.train_len, cfg.batch_size, data)[0].tolist()}
+        ids, _ = experiment.eval_batch(cfg)
+        assert not any(tuple(row) in trained for row in ids[:, :cfg.train_len].tolist())
+        # a probe drawn from the training generator, as chapter 12 once did, would be training data
+        probe = experiment.batch(cfg, max(cfg.eval_lens), 8, torch.Generator().manual_seed(cfg.seed + 1))[0]
+        assert tuple(probe[0, :cfg.train_len].tolist()) in trained
 
 
 # --- the committed results -------------------------------------------------------------------
@@ -424,6 +548,75 @@ def test_the_chapters_per_position_claims_hold_in_the_committed_sweep():
     for entry in STORED["offsets"]:
         k = entry["config"]["k"]
         assert band(entry["by_position"]["rope"], 32, 64, k) == 1.0
+
+
+CONTROLS = experiment.load_controls()
+
+
+def test_the_committed_controls_read_the_sweeps_own_models_and_are_complete():
+    assert CONTROLS["config"] == dataclasses.asdict(experiment.SWEEP) | {"seed": None,
+                                                                          "eval_lens": list(experiment.SWEEP.eval_lens)}
+    assert CONTROLS["pair_controls"] == {name: list(v) for name, v in experiment.PAIR_CONTROLS.items()}
+    T, k, L = max(experiment.SWEEP.eval_lens), experiment.SWEEP.k, experiment.SWEEP.train_len
+    for scheme in ("rope", "alibi"):
+        assert [c["seed"] for c in CONTROLS[scheme]] == list(experiment.SWEEP_SEEDS)
+        for control, entry in zip(CONTROLS[scheme], STORED["sweep"]):
+            # retrained from the same seed and code: bit for bit the sweep's model
+            assert control["by_position"] == entry["by_position"][scheme]
+    for control in CONTROLS["rope"]:
+        assert control["aliases"] == experiment.alias_offsets(k, range(L, T))
+        curves = [*control["divide"].values(), control["hide_aliases"], control["aliases_only"]]
+        assert set(control["divide"]) == set(experiment.PAIR_CONTROLS)
+        assert all(len(c) == T - k and min(c) >= 0 and max(c) <= 1 for c in curves)
+    for control in CONTROLS["alibi"]:
+        silenced = np.array(control["silenced"])
+        assert silenced.shape == (experiment.SWEEP.n_layers, experiment.SWEEP.n_heads, T - k)
+        assert len(control["window_16"]) == T - k
+        profile = control["profile"]
+        assert np.array(profile["mean"]).shape == (experiment.SWEEP.n_layers, experiment.SWEEP.n_heads, 9)
+        assert np.array(profile["largest_gap"]).shape == (experiment.SWEEP.n_layers, experiment.SWEEP.n_heads, 1)
+    assert CONTROLS["minutes"] > 0 and CONTROLS["versions"]["torch"].startswith("2.13.0")
+
+
+@pytest.mark.slow
+def test_the_committed_rope_controls_are_what_this_code_computes():
+    """Seed 0's RoPE controls recomputed (one sweep model trained again, about 30 s)."""
+    control = CONTROLS["rope"][0]
+    again = experiment._control_job((dataclasses.replace(experiment.SWEEP, seed=0), "rope"))
+    for key in ("by_position", "aliases", "divide", "hide_aliases", "aliases_only"):
+        assert again[key] == control[key], key
+
+
+def test_the_chapters_claims_about_the_controls_hold():
+    """Pair 1 alone decides RoPE's failure; the aliases suffice but are not needed; ALiBi's steep
+    heads carry the task, and layer 1's ignores the tokens; a window costs ALiBi where it cuts."""
+    k = experiment.SWEEP.k
+
+    def band(curve, lo, hi):
+        return float(np.mean(curve[lo - k:hi - k]))
+
+    for control in CONTROLS["rope"]:
+        none, slowed = control["by_position"], control["divide"]["pair 1 / 4"]
+        assert band(slowed, 40, 128) > 0.9995 and band(none, 40, 64) < 0.3        # pair 1 alone fixes it
+        cliff = experiment.cliff(slowed, experiment.SWEEP)
+        assert 4.0 <= cliff * 0.1 / 4 <= 4.5 and 4.0 <= experiment.cliff(none, experiment.SWEEP) * 0.1 <= 4.5
+        assert abs(experiment.cliff(control["divide"]["pairs 2-3 / 4"], experiment.SWEEP)
+                   - experiment.cliff(none, experiment.SWEEP)) <= 1             # pairs 2-3: nothing
+        assert abs(band(control["aliases_only"], 40, 64) - band(none, 40, 64)) < 0.01   # aliases suffice
+        hidden = control["hide_aliases"]
+        assert band(hidden, 40, 64) > band(none, 40, 64) + 0.2 and band(hidden, 64, 128) < 0.15  # not needed
+    for control, entry in zip(CONTROLS["alibi"], STORED["sweep"]):
+        seen = {(layer, h): band(curve, 2, 32) for layer, heads in enumerate(control["silenced"])
+                for h, curve in enumerate(heads)}
+        assert seen[0, 0] < 0.1 and seen[1, 0] < 0.3                           # the steep heads carry it
+        assert min(v for (layer, h), v in seen.items() if h) > 0.8              # the gentle ones do not
+        profile = control["profile"]
+        assert profile["largest_gap"][0][0][0] < 0.005                          # layer 1's steep head: its bias
+        assert np.argmax(profile["mean"][0][0]) == 0                            # most weight on its own token
+        assert min(profile["largest_gap"][1][h][0] for h in range(2)) > 0.15    # layer 2 reads the tokens
+        window_16, full = control["window_16"], entry["by_position"]["alibi"]
+        assert band(window_16, 24, 32) < band(full, 24, 32) - 0.02              # it costs inside training
+        assert abs(band(window_16, 192, 256) - band(entry["windowed"]["alibi"], 192, 256)) < 0.02
 
 
 @pytest.mark.parametrize("changes,match", [

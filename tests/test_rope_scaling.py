@@ -11,14 +11,22 @@ whose ``float`` and ``float32`` are float64 (:func:`hf_float64`); a test checks 
 gives float64. The unchanged float32 functions are compared too, at float32's precision. A few
 tests use independent formulas instead: Meta's ``apply_scaling`` of Llama 3.1, written out as in
 Meta's code, and the NTK-aware base of bloc97 and emozilla with Python floats.
+
+The configs that transformers builds from five released models' ``config.json`` (Llama 3.1,
+Qwen2.5 with YaRN, DeepSeek-V3, LongChat with position interpolation, InternLM2.5 with dynamic
+NTK) are passed to ``rope_frequencies``
+exactly as transformers stores them (``config.rope_parameters``, ``config.max_position_embeddings``),
+the old ``type`` key included, and compared with transformers' own functions on the same config.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import re
+import warnings
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")          # used only for its functions: never the network
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -27,10 +35,11 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 import transformers  # noqa: E402
 from test_bad_input import BASE, GENERIC, HUGE, NAN, SIZE, bad_calls  # noqa: E402
-from transformers import LlamaConfig, Qwen2Config  # noqa: E402
+from transformers import DeepseekV3Config, GPTNeoXConfig, LlamaConfig, Phi3Config, Qwen2Config  # noqa: E402
 from transformers import modeling_rope_utils as hf_rope  # noqa: E402
 from transformers.models.llama import modeling_llama  # noqa: E402
 from transformers.models.qwen2 import modeling_qwen2  # noqa: E402
+from transformers.utils import logging as hf_logging  # noqa: E402
 
 from tokvec import attention  # noqa: E402
 from tokvec.attention import rope, rope_frequencies  # noqa: E402
@@ -81,6 +90,10 @@ SETTINGS = [
                                          "original_max_position_embeddings": 131072}),
 ]
 DYNAMIC = {"rope_type": "dynamic", "factor": 2.0, "max_position_embeddings": 2048}
+X = torch.zeros(3, 4)
+LINEAR = {"rope_type": "linear", "factor": 2.0}
+YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
+LLAMA3 = {**LLAMA31}
 SEQ_LENS = [1, 100, 2047, 2048, 2049, 3000, 4096, 10_000, 131_072]
 
 
@@ -404,28 +417,234 @@ def test_dynamic_rope_scales_to_the_longest_position_given():
     assert not torch.allclose(rope(x, long, scaling=DYNAMIC)[:3], rope(x, long)[:3], atol=1e-6)
 
 
+# --- what transformers hands a practitioner: released configs, as transformers stores them -------
+
+#: (id, config class, the config.json fields that matter, d_head): five released models
+RELEASED = [
+    # meta-llama/Llama-3.1-8B, config.json: "rope_type" only
+    ("llama-3.1-8b", LlamaConfig, {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+                                   "max_position_embeddings": 131072, "rope_theta": 500000.0,
+                                   "rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                                    "original_max_position_embeddings": 8192,
+                                                    "rope_type": "llama3"}}, 128),
+    # Qwen/Qwen2.5-7B-Instruct: config.json, with the YaRN block its model card says to add (old "type" key)
+    ("qwen2.5-7b-yarn", Qwen2Config, {"hidden_size": 3584, "num_attention_heads": 28, "num_key_value_heads": 4,
+                                      "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+                                      "rope_scaling": {"factor": 4.0, "original_max_position_embeddings": 32768,
+                                                       "type": "yarn"}}, 128),
+    # deepseek-ai/DeepSeek-V3, config.json: YaRN with mscale, "type", integer factor and base
+    ("deepseek-v3", DeepseekV3Config, {"max_position_embeddings": 163840, "qk_rope_head_dim": 64,
+                                       "rope_theta": 10000,
+                                       "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 1.0,
+                                                        "mscale_all_dim": 1.0,
+                                                        "original_max_position_embeddings": 4096,
+                                                        "type": "yarn"}}, 64),
+    # lmsys/longchat-13b-16k, config.json: position interpolation ("linear") in the old form
+    ("longchat-13b-16k-linear", LlamaConfig, {"hidden_size": 5120, "num_attention_heads": 40,
+                                              "max_position_embeddings": 16384,
+                                              "rope_scaling": {"factor": 8.0, "type": "linear"}}, 128),
+    # internlm/internlm2_5-7b-chat, config.json: dynamic NTK in the old form, the length on the config
+    ("internlm2.5-7b-dynamic", LlamaConfig, {"hidden_size": 4096, "num_attention_heads": 32,
+                                             "num_key_value_heads": 8, "max_position_embeddings": 32768,
+                                             "rope_theta": 1000000, "rope_scaling": {"type": "dynamic",
+                                                                                     "factor": 2.0}}, 128),
+]
+
+
+@contextlib.contextmanager
+def hf_warnings():
+    """The warnings transformers logs inside the block, as a list of messages."""
+    messages = []
+    handler = logging.Handler()
+    handler.emit = lambda record: messages.append(record.getMessage())
+    root = hf_logging._get_library_root_logger()
+    level = hf_logging.get_verbosity()
+    root.addHandler(handler)
+    hf_logging.set_verbosity_warning()
+    try:
+        yield messages
+    finally:
+        root.removeHandler(handler)
+        hf_logging.set_verbosity(level)
+
+
+def hf_released(config_class, fields):
+    """transformers' config for these config.json fields, and the warnings it logged building it."""
+    with hf_warnings() as logged:
+        config = config_class(**{**fields, "rope_scaling": dict(fields["rope_scaling"])})
+    return config, logged
+
+
+@pytest.mark.parametrize("config_class, fields, d_head", [pytest.param(*r[1:], id=r[0]) for r in RELEASED])
+def test_a_released_config_as_transformers_stores_it_gives_transformers_frequencies(config_class, fields, d_head):
+    config, logged = hf_released(config_class, fields)
+    stored = config.rope_parameters
+    assert stored["rope_theta"] == fields.get("rope_theta", 10000.0)   # what the practitioner is handed
+    if "type" in fields["rope_scaling"]:
+        assert stored["type"] == stored["rope_type"] == fields["rope_scaling"]["type"]   # both keys kept
+    rope_type = stored["rope_type"]
+    seq_lens = [None] if rope_type != "dynamic" else [1, 32768, 32769, 100_000]
+    for seq_len in seq_lens:
+        with hf_float64():
+            expected, expected_factor = hf_rope.ROPE_INIT_FUNCTIONS[rope_type](config, None, seq_len=seq_len)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")                          # transformers logged nothing: neither do we
+            inv_freq, factor = rope_frequencies(d_head, scaling=dict(stored), seq_len=seq_len,
+                                                max_position_embeddings=config.max_position_embeddings)
+        close(inv_freq, expected, rtol=1e-14)
+        assert factor == pytest.approx(expected_factor, rel=1e-15, abs=0)
+        hf32, _ = hf_rope.ROPE_INIT_FUNCTIONS[rope_type](config, None, seq_len=seq_len)     # as it ships
+        close(inv_freq, hf32.double(), rtol=8 * torch.finfo(torch.float32).eps)
+    assert logged == []
+    assert stored == config.rope_parameters                        # the caller's dict is left as it was
+
+
+@pytest.mark.parametrize("name", ["qwen2.5-7b-yarn", "internlm2.5-7b-dynamic"])
+def test_rope_with_a_released_config_equals_transformers_rotary_module(name):
+    _, config_class, fields, d_head = next(r for r in RELEASED if r[0] == name)
+    config, _ = hf_released(config_class, fields)
+    module = modeling_qwen2.Qwen2RotaryEmbedding if config_class is Qwen2Config else modeling_llama.LlamaRotaryEmbedding
+    positions = torch.tensor([0, 1, 2, 5, 1000, 32767, 40_000, 65_535])      # past 32,768: dynamic grows
+    x = torch.randn(1, 2, len(positions), d_head, generator=torch.Generator().manual_seed(8))
+    cos, sin = module(config)(x, positions[None, :])
+    expected, _ = modeling_llama.apply_rotary_pos_emb(x, x, cos, sin)
+    got = rope(x, positions, interleaved=False, scaling=config.rope_parameters,
+               max_position_embeddings=config.max_position_embeddings)
+    tolerance = 4 * float(positions.max()) * torch.finfo(torch.float32).eps * float(x.abs().max()) * 1.2
+    assert float((got - expected).abs().max()) <= tolerance
+    unscaled = rope(x, positions, base=fields["rope_theta"], interleaved=False)
+    assert float((unscaled - expected).abs().max()) > tolerance
+
+
+def test_the_old_type_key_alone_names_the_rope_type():
+    """A config.json's own rope_scaling (before transformers adds rope_type) works as it is."""
+    old = {"type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    new = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}
+    for got, want in zip(rope_frequencies(128, base=1e6, scaling=old), rope_frequencies(128, base=1e6, scaling=new)):
+        assert torch.equal(got, want) if isinstance(got, torch.Tensor) else got == want
+    assert torch.equal(rope(X, scaling={"type": "default"}), rope(X))
+
+
+def test_the_base_comes_from_rope_theta_when_left_out():
+    scaling = {**LLAMA31, "rope_theta": LLAMA31_BASE}
+    given = rope_frequencies(128, base=LLAMA31_BASE, scaling=LLAMA31)[0]
+    assert torch.equal(rope_frequencies(128, scaling=scaling)[0], given)
+    assert torch.equal(rope_frequencies(128, base=500000, scaling=scaling)[0], given)   # equal: accepted
+    assert torch.equal(rope_frequencies(8)[0], rope_frequencies(8, base=10000.0)[0])    # nothing: 10,000
+
+
+def test_a_partial_rotary_factor_of_one_is_accepted_and_others_say_how_to_compute_them():
+    config = Phi3Config()                                          # stores partial_rotary_factor = 1.0
+    assert config.rope_parameters["partial_rotary_factor"] == 1.0
+    with hf_float64():
+        expected, _ = modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+    close(rope_frequencies(96, scaling=config.rope_parameters)[0], expected, rtol=1e-14)
+    # GPT-NeoX-20B rotates 25 % of each 96-feature head; transformers stores the share in the dict
+    neox = GPTNeoXConfig(hidden_size=6144, num_attention_heads=64, rotary_pct=0.25,
+                         rope_scaling={"type": "linear", "factor": 2.0})
+    stored = neox.rope_parameters
+    assert stored["partial_rotary_factor"] == 0.25
+    with pytest.raises(ValueError, match=r"first int\(d_head \* 0.25\) = 24 features .* d_head=24"):
+        rope_frequencies(96, scaling=stored)
+    with hf_float64():
+        expected, _ = hf_rope.ROPE_INIT_FUNCTIONS["linear"](neox, None)
+    rest = {key: value for key, value in stored.items() if key != "partial_rotary_factor"}
+    close(rope_frequencies(24, scaling=rest)[0], expected, rtol=1e-14)   # the recipe the error gives
+
+
+def test_longrope_stays_an_error():
+    phi3 = Phi3Config(max_position_embeddings=131072, original_max_position_embeddings=4096,
+                      rope_scaling={"type": "longrope", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48})
+    assert phi3.rope_parameters["rope_type"] == "longrope"
+    with pytest.raises(ValueError, match=r"'longrope': LongRoPE .*short_factor or long_factor"):
+        rope_frequencies(96, scaling=phi3.rope_parameters, max_position_embeddings=131072)
+
+
+def _warned(**kwargs):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = rope_frequencies(**kwargs)
+    return result, [str(w.message) for w in caught]
+
+
+def test_max_position_embeddings_where_unused_is_accepted_with_a_warning_where_transformers_warns():
+    # as the argument (a config attribute): transformers says nothing, nor do we, and nothing changes
+    plain = rope_frequencies(64, scaling=LINEAR)
+    got, said = _warned(d_head=64, scaling=LINEAR, max_position_embeddings=4096)
+    assert torch.equal(got[0], plain[0]) and said == []
+    # inside the dict: transformers warns of an unrecognized key and ignores it; so do we
+    with hf_warnings() as logged:
+        hf_config(64, 10000.0, LINEAR).validate_rope()
+        LlamaConfig(hidden_size=128, num_attention_heads=2, head_dim=64,
+                    rope_scaling={**LINEAR, "max_position_embeddings": 4096})
+    assert any("Unrecognized keys" in m and "max_position_embeddings" in m for m in logged), logged
+    got, said = _warned(d_head=64, scaling={**LINEAR, "max_position_embeddings": 4096})
+    assert torch.equal(got[0], plain[0])
+    assert len(said) == 1 and "not used by rope_type 'linear'" in said[0]
+
+
+@pytest.mark.parametrize("rope_type, scaling, max_len, pattern", [
+    ("yarn", {**YARN, "factor": 4.0}, 4096 * 8, r"factor'\] = 4 is not max_position_embeddings / "),
+    ("llama3", LLAMA3, 8192, r"original_max_position_embeddings'\] = 8192 is not less than"),
+])
+def test_inconsistent_lengths_warn_where_transformers_warns(rope_type, scaling, max_len, pattern):
+    params = {key: value for key, value in scaling.items() if key != "rope_type"}
+    config_class_args = {"hidden_size": 256, "num_attention_heads": 2, "head_dim": 128,
+                         "max_position_embeddings": max_len}
+    with hf_warnings() as logged:
+        config = LlamaConfig(**config_class_args, rope_theta=10000.0, rope_scaling={"rope_type": rope_type, **params})
+    assert logged, "transformers warns of this config"
+    with hf_float64():
+        expected, expected_factor = hf_rope.ROPE_INIT_FUNCTIONS[rope_type](config, None)
+    (inv_freq, factor), said = _warned(d_head=128, scaling=config.rope_parameters, max_position_embeddings=max_len)
+    assert len(said) == 1 and re.search(pattern, said[0]), said
+    close(inv_freq, expected, rtol=1e-14)
+    assert factor == pytest.approx(expected_factor, rel=1e-15)
+
+
+def test_yarn_without_a_factor_uses_the_ratio_of_the_lengths_as_transformers_does():
+    config = LlamaConfig(hidden_size=128, num_attention_heads=2, head_dim=64, max_position_embeddings=16384,
+                         rope_scaling={"rope_type": "yarn", "factor": None, "original_max_position_embeddings": 4096})
+    with hf_float64():
+        expected, expected_factor = hf_rope.ROPE_INIT_FUNCTIONS["yarn"](config, None)
+    (inv_freq, factor), said = _warned(d_head=64, scaling=config.rope_parameters, max_position_embeddings=16384)
+    close(inv_freq, expected, rtol=1e-14)
+    assert factor == pytest.approx(expected_factor, rel=1e-15) and factor == pytest.approx(0.1 * math.log(4) + 1)
+    assert len(said) == 1 and "max_position_embeddings / original_max_position_embeddings = 4" in said[0]
+
+
+def test_dynamic_reads_max_position_embeddings_from_the_argument_or_the_dict():
+    in_dict = rope_frequencies(64, scaling=DYNAMIC, seq_len=5000)
+    as_argument = rope_frequencies(64, scaling={"rope_type": "dynamic", "factor": 2.0}, seq_len=5000,
+                                   max_position_embeddings=2048)
+    both = rope_frequencies(64, scaling=DYNAMIC, seq_len=5000, max_position_embeddings=2048)
+    assert torch.equal(in_dict[0], as_argument[0]) and torch.equal(in_dict[0], both[0])
+
+
 # --- bad input ------------------------------------------------------------------------------------
 
-X = torch.zeros(3, 4)
-LINEAR = {"rope_type": "linear", "factor": 2.0}
-YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4096}
-LLAMA3 = {**LLAMA31}
 
 #: rows in the form of tests/test_bad_input.py's table: (id, function, valid arguments, {argument: bad values})
 CASES = [
     ("rope_frequencies", rope_frequencies, {"d_head": 8},
-     {"d_head": ([*SIZE, 3, 7, -2, 2**41], "d_head"), "base": BASE, "seq_len": [0, -1, 2.5, True, "8", NAN],
-      "scaling": ([3, "linear", ["linear"], {}, {"type": "linear", "factor": 2.0}, {"rope_type": "longrope"},
+     {"d_head": ([*SIZE, 3, 7, -2, 2**41], "d_head"), "base": [b for b in BASE if b is not None],
+      "seq_len": [0, -1, 2.5, True, "8", NAN], "max_position_embeddings": [0, -1, 2.5, True, "8", NAN, HUGE],
+      "scaling": ([3, "linear", ["linear"], {}, {"type": "linear"}, {"type": ["linear"]}, {"rope_type": "longrope"},
+                   {"type": "linear", "rope_type": "yarn", "factor": 2.0},
+                   {**LINEAR, "partial_rotary_factor": 0.5}, {**LINEAR, "partial_rotary_factor": "1"},
+                   {**LINEAR, "max_position_embeddings": 0}, {**YARN, "original_max_position_embeddings": HUGE},
                    {"rope_type": None}, {"rope_type": "linear"}, {**LINEAR, "factor": 0.5},
                    {**LINEAR, "factor": NAN}, {**LINEAR, "factor": INF}, {**LINEAR, "factor": "2"},
                    {**LINEAR, "factor": True}, {**LINEAR, "factor": HUGE}, {**LINEAR, "low_freq_factor": 1.0},
-                   {**LINEAR, "rope_theta": 500000.0}], "scaling|factor|rope_type|rope_theta")}),
+                   {**LINEAR, "rope_theta": 0.5}],
+                  "scaling|factor|rope_type|rope_theta|partial_rotary_factor|max_position_embeddings")}),
     ("rope_frequencies-dynamic", rope_frequencies, {"d_head": 8, "scaling": DYNAMIC, "seq_len": 10},
      {"seq_len": ([None, 0, -1, 2.5, True, "10", NAN, HUGE, 10**300], "seq_len"),
       "d_head": ([2, 3], "d_head")}),
     ("rope-scaling", rope, {"x": X, "scaling": LINEAR},
      {"scaling": ([3, "linear", {"rope_type": "nope"}, {"rope_type": "linear"}, {**LINEAR, "factor": 0.99}],
                   "scaling|factor|rope_type"),
+      "max_position_embeddings": [0, 2.5, True, "8", HUGE], "base": [b for b in BASE if b is not None],
       "positions": ([torch.tensor([0, -1, 2]), torch.tensor([0.0, NAN, 1.0], dtype=torch.float64),
                      torch.tensor([0.0, 1.0, INF], dtype=torch.float64), torch.zeros(3),
                      torch.zeros(3, dtype=torch.float16), torch.zeros(3, dtype=torch.complex64)],
@@ -454,19 +673,29 @@ def test_bad_argument_is_a_clear_error(fn, valid, name, value, pattern):
 MESSAGES = [
     ({"scaling": {"rope_type": "rope"}}, ValueError,
      r"rope_type'\] must be one of 'default', 'linear', 'dynamic', 'yarn', 'llama3', got 'rope'"),
-    ({"scaling": {"type": "yarn"}}, ValueError, r"must name its rope_type .*rename 'type' to 'rope_type'"),
+    ({"scaling": {"factor": 2.0}}, ValueError, r"must name its rope_type"),
+    ({"scaling": {"type": "yarn"}}, ValueError, r"missing 'factor', 'original_max_position_embeddings'"),
+    ({"scaling": {**LINEAR, "type": "dynamic"}}, ValueError,
+     r"scaling\['type'\] = 'dynamic' differs from scaling\['rope_type'\] = 'linear'.*reads rope_type only"),
+    ({"scaling": {"rope_type": "longrope", "short_factor": [1.0] * 4, "long_factor": [1.0] * 4}}, ValueError,
+     r"got 'longrope': LongRoPE .* short_factor or long_factor, which this module does not implement"),
+    ({"d_head": 96, "scaling": {**LINEAR, "partial_rotary_factor": 0.25}}, ValueError,
+     r"partial_rotary_factor'\] = 0.25: .* first int\(d_head \* 0.25\) = 24 features.*d_head=24"),
+    ({"scaling": {**LINEAR, "max_position_embeddings": 64}, "max_position_embeddings": 128}, ValueError,
+     r"scaling\['max_position_embeddings'\] = 64 differs from max_position_embeddings = 128"),
+    ({"scaling": {**YARN, "factor": None}}, ValueError,
+     r"factor'\] is None: transformers then uses max_position_embeddings / original_max_position_embeddings"),
+    ({"scaling": {**LINEAR, "rope_theta": 500000.0}, "base": 10000.0}, ValueError,
+     r"rope_theta'\] = 500000 differs from base = 10000.*leave base out"),
     ({"scaling": {"rope_type": "linear"}}, ValueError, r"missing 'factor': rope_type 'linear' needs factor"),
     ({"scaling": {"rope_type": "yarn", "factor": 4.0}}, ValueError,
      r"missing 'original_max_position_embeddings'.*add it to scaling"),
     ({"scaling": {"rope_type": "llama3", "factor": 8.0}}, ValueError,
      r"missing 'original_max_position_embeddings', 'low_freq_factor', 'high_freq_factor'.*add them"),
-    ({"scaling": {"rope_type": "dynamic", "factor": 2.0}}, ValueError, r"missing 'max_position_embeddings'"),
     ({"scaling": {**LINEAR, "factor": 0.5}}, ValueError, r"scaling\['factor'\] must be a finite number >= 1, got 0.5"),
     ({"scaling": {**LINEAR, "factor": "2"}}, TypeError, r"scaling\['factor'\] must be a real number >= 1"),
     ({"scaling": {**LINEAR, "beta_fast": 32}}, ValueError,
      r"keys that rope_type 'linear' does not use: \['beta_fast'\]; it takes rope_type, factor"),
-    ({"scaling": {**LINEAR, "rope_theta": 500000.0}}, ValueError,
-     r"rope_theta'\] = 500000 differs from base = 10000.*pass base=500000"),
     ({"scaling": {**LLAMA3, "low_freq_factor": 4.0}}, ValueError,
      r"low_freq_factor'\] = 4 must be less than scaling\['high_freq_factor'\] = 4"),
     ({"scaling": {**LLAMA3, "low_freq_factor": 0.0}}, ValueError, r"low_freq_factor'\] must be a finite number > 0"),
@@ -481,6 +710,8 @@ MESSAGES = [
     ({"scaling": {**YARN, "truncate": "no"}}, TypeError, r"scaling\['truncate'\] must be True or False"),
     ({"scaling": {**YARN, "attention_factor": -1.0}}, ValueError, r"attention_factor'\] must be a finite number > 0"),
     ({"scaling": {**YARN, "mscale": 1.0}}, ValueError, r"'mscale' without the other.*give both"),
+    ({"scaling": {"rope_type": "dynamic", "factor": 2.0}, "seq_len": 8}, ValueError,
+     r"max_position_embeddings is missing: rope_type 'dynamic'.*max_position_embeddings=config"),
     ({"scaling": DYNAMIC}, ValueError, r"seq_len is missing: rope_type 'dynamic'.*pass seq_len="),
     ({"scaling": DYNAMIC, "seq_len": 0}, ValueError, r"seq_len must be an int >= 1"),
     ({"d_head": 2, "scaling": DYNAMIC, "seq_len": 8}, ValueError, r"d_head must be >= 4 for rope_type 'dynamic'"),

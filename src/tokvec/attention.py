@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import torch
 
@@ -90,18 +91,27 @@ def _positions(positions: object, T: int, scaled: bool) -> torch.Tensor:
 # --- RoPE scaling: the frequencies of models that read past their training length --------------
 
 #: The keys each ``rope_type`` takes, as Hugging Face transformers names them in
-#: ``config.rope_parameters``: (required, optional). ``rope_theta`` may appear in any of them, and
-#: must then equal ``base``.
+#: ``config.rope_parameters``: (required, optional).
 _ROPE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "default": ((), ()),
     "linear": (("factor",), ()),
-    "dynamic": (("factor", "max_position_embeddings"), ()),
+    "dynamic": (("factor",), ()),
     "yarn": (("factor", "original_max_position_embeddings"),
              ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate")),
     "llama3": (("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"), ()),
 }
 
-_LENGTH_KEYS = ("original_max_position_embeddings", "max_position_embeddings")
+#: Keys that any ``rope_type`` may carry, as transformers stores them: ``type`` (the old name of
+#: ``rope_type``, which transformers keeps beside it), ``rope_theta`` (the base),
+#: ``partial_rotary_factor`` (accepted when it is 1) and ``max_position_embeddings`` (a config
+#: attribute in transformers; read by ``"dynamic"`` only).
+_ANY_TYPE = ("rope_type", "type", "rope_theta", "partial_rotary_factor", "max_position_embeddings")
+
+#: the rope types of transformers that this module does not implement, and what they do instead
+_OTHER_TYPES = {
+    "longrope": "LongRoPE (Phi-3) divides each pair by its own short_factor or long_factor",
+    "proportional": "'proportional' rotates part of each head with frequencies of the whole head",
+}
 
 
 #: the largest head ``rope_frequencies`` accepts: far above any model's (64 to 256), far below
@@ -138,51 +148,124 @@ def _real(params: dict, key: str, low: float, *, low_ok: bool, hint: str) -> flo
     return as_float
 
 
+def _tokens(value: object, name: str) -> int:
+    """``value`` as a context length in tokens: an ``int >= 1`` (8192 for Llama 3.1), at most 2**53."""
+    length = validate.positive_int(value, name)
+    if length > 2**53:
+        raise ValueError(f"{name} = {validate._short(length)} is more positions than float64 counts exactly "
+                         f"(2**53); it is a context length in tokens, such as 8192")
+    return length
+
+
 def _length(params: dict, key: str) -> int:
-    """``params[key]`` as a context length in tokens: an ``int >= 1`` (8192 for Llama 3.1)."""
-    return validate.positive_int(params[key], f"scaling[{key!r}]")
+    """``params[key]`` as a context length in tokens."""
+    return _tokens(params[key], f"scaling[{key!r}]")
 
 
-def _scaling_params(scaling: object, base: float) -> tuple[str, dict]:
-    """``(rope_type, params)`` after checking names, required keys and ``rope_theta``."""
+def _rope_type(scaling: dict) -> object:
+    """``rope_type``, or ``type`` where an older config has only that; ``None`` if neither."""
+    return scaling["rope_type"] if "rope_type" in scaling else scaling.get("type")
+
+
+def _scaling_params(d: int, scaling: object, base: object,
+                    max_position_embeddings: object) -> tuple[str, dict, float, int | None]:
+    """``(rope_type, params, base, max_position_embeddings)`` after checking every key.
+
+    ``params`` holds the keys of the rope type with a value (``None`` means "the default", as in
+    transformers). The keys that cannot change the frequencies are settled here: ``type`` must
+    agree with ``rope_type``, ``rope_theta`` with ``base`` (or it is the base), a
+    ``partial_rotary_factor`` must be 1, and ``max_position_embeddings`` may come as the argument
+    (the config attribute) or in the dict, where only ``"dynamic"`` reads it.
+    """
+    if max_position_embeddings is not None:
+        max_position_embeddings = _tokens(max_position_embeddings, "max_position_embeddings")
     if scaling is None:
-        return "default", {}
+        return "default", {}, validate.base(10000.0 if base is None else base), max_position_embeddings
     if not isinstance(scaling, dict):
         raise TypeError(f"scaling must be None or a dict in Hugging Face's rope_parameters form, got "
                         f"{type(scaling).__name__} {scaling!r:.60}; e.g. "
                         f"scaling={{'rope_type': 'linear', 'factor': 2.0}}")
     types = ", ".join(repr(t) for t in _ROPE_KEYS)
-    if "rope_type" not in scaling:
-        fix = ("rename 'type' to 'rope_type' (older configs name it 'type')" if "type" in scaling
-               else "add it, e.g. scaling={'rope_type': 'linear', 'factor': 2.0}")
-        raise ValueError(f"scaling must name its rope_type (one of {types}); {fix}")
-    rope_type = scaling["rope_type"]
-    if rope_type not in _ROPE_KEYS:
-        raise ValueError(f"scaling['rope_type'] must be one of {types}, got {rope_type!r:.40}; this module does "
-                         f"not implement other schemes (such as 'longrope'), check the spelling")
+    rope_type = _rope_type(scaling)
+    if "rope_type" not in scaling and "type" not in scaling:
+        raise ValueError(f"scaling must name its rope_type (one of {types}); add it, e.g. "
+                         f"scaling={{'rope_type': 'linear', 'factor': 2.0}}")
+    if not isinstance(rope_type, str) or rope_type not in _ROPE_KEYS:
+        other = _OTHER_TYPES.get(rope_type) if isinstance(rope_type, str) else None
+        why = (f"{other}, which this module does not implement" if other
+               else "this module does not implement other schemes; check the spelling")
+        raise ValueError(f"scaling['rope_type'] must be one of {types}, got {rope_type!r:.40}: {why}")
+    if "type" in scaling and scaling["type"] != rope_type:
+        raise ValueError(f"scaling['type'] = {scaling['type']!r:.40} differs from scaling['rope_type'] = "
+                         f"{rope_type!r}: 'type' is the old name of 'rope_type', and transformers reads "
+                         f"rope_type only; drop 'type' or make the two agree")
     required, optional = _ROPE_KEYS[rope_type]
-    missing = [key for key in required if scaling.get(key) is None]
+    implicit_factor = rope_type == "yarn" and "factor" in scaling and scaling["factor"] is None
+    missing = [key for key in required if scaling.get(key) is None and not (key == "factor" and implicit_factor)]
     if missing:
         raise ValueError(f"scaling is missing {', '.join(repr(k) for k in missing)}: rope_type {rope_type!r} "
                          f"needs {', '.join(required)}; add "
                          f"{'them' if len(missing) > 1 else 'it'} to scaling")
-    unknown = sorted(set(scaling) - {"rope_type", "rope_theta", *required, *optional}, key=str)
+    unknown = sorted(set(scaling) - {*_ANY_TYPE, *required, *optional}, key=str)
     if unknown:
-        takes = ", ".join(("rope_type", *required, *optional, "rope_theta"))
+        takes = ", ".join(("rope_type", *required, *optional))
         raise ValueError(f"scaling has keys that rope_type {rope_type!r} does not use: {unknown}; it takes "
-                         f"{takes}. Remove them or check the spelling")
+                         f"{takes} (and type, rope_theta, max_position_embeddings). Remove them or check "
+                         f"the spelling")
+    if scaling.get("partial_rotary_factor") is not None:
+        share = _real(scaling, "partial_rotary_factor", 0.0, low_ok=False,
+                      hint="the share of each head that RoPE rotates, e.g. 0.25 for GPT-NeoX")
+        if share != 1.0:
+            rotary = int(d * share)
+            raise ValueError(f"scaling['partial_rotary_factor'] = {share:g}: transformers then computes the "
+                             f"frequencies of the first int(d_head * {share:g}) = {rotary} features only "
+                             f"(partial rotary, chapter 11), which this function does not do for you; call "
+                             f"it with d_head={rotary} and without the key, and rotate only those features")
     if scaling.get("rope_theta") is not None:
         theta = validate.base(scaling["rope_theta"], "scaling['rope_theta']")
-        if theta != base:
-            raise ValueError(f"scaling['rope_theta'] = {theta:g} differs from base = {base:g}; they are the "
-                             f"same number: pass base={theta:g}, or drop rope_theta from scaling")
+        if base is not None and validate.base(base) != theta:
+            raise ValueError(f"scaling['rope_theta'] = {theta:g} differs from base = {float(base):g}; they are the "
+                             f"same number: pass base={theta:g}, leave base out, or drop rope_theta from scaling")
+        base = theta
+    base = validate.base(10000.0 if base is None else base)
+    if scaling.get("max_position_embeddings") is not None:
+        in_dict = _length(scaling, "max_position_embeddings")
+        if max_position_embeddings is not None and in_dict != max_position_embeddings:
+            raise ValueError(f"scaling['max_position_embeddings'] = {in_dict} differs from "
+                             f"max_position_embeddings = {max_position_embeddings}; give it once")
+        if rope_type != "dynamic":
+            warnings.warn(f"scaling['max_position_embeddings'] is not used by rope_type {rope_type!r} "
+                          f"(transformers warns of it as an unrecognized key and ignores it); it is a "
+                          f"config attribute: pass max_position_embeddings= instead", stacklevel=3)
+        max_position_embeddings = in_dict
     # None means "the default" for an optional key, as in Hugging Face's configs; not for truncate,
     # where Hugging Face reads None as False: that one must be True or False
-    return rope_type, {key: value for key, value in scaling.items() if value is not None or key == "truncate"}
+    params = {key: value for key, value in scaling.items()
+              if key in (*required, *optional) and (value is not None or key == "truncate")}
+    return rope_type, params, base, max_position_embeddings
 
 
-def rope_frequencies(d_head: int, *, base: float = 10000.0, scaling: dict | None = None,
-                     seq_len: int | None = None) -> tuple[torch.Tensor, float]:
+def _warn_like_transformers(rope_type: str, params: dict, trained: int | None, extended: int | None) -> None:
+    """The warnings transformers gives when it validates a config with these settings.
+
+    ``trained`` is ``original_max_position_embeddings``, ``extended`` the config's
+    ``max_position_embeddings`` (``None``: not given, nothing to compare).
+    """
+    if extended is None or trained is None:
+        return
+    if rope_type == "llama3" and trained >= extended:
+        warnings.warn(f"scaling['original_max_position_embeddings'] = {trained} is not less than "
+                      f"max_position_embeddings = {extended}: the model is scaled to read no further than it "
+                      f"was trained (transformers warns of this too)", stacklevel=3)
+    if rope_type == "yarn" and extended / trained not in (params["factor"], 1):
+        warnings.warn(f"scaling['factor'] = {params['factor']:g} is not max_position_embeddings / "
+                      f"original_max_position_embeddings = {extended} / {trained} = {extended / trained:g}; the "
+                      f"explicit factor is used, as transformers does (with the same warning)", stacklevel=3)
+
+
+def rope_frequencies(d_head: int, *, base: float | None = None, scaling: dict | None = None,
+                     seq_len: int | None = None,
+                     max_position_embeddings: int | None = None) -> tuple[torch.Tensor, float]:
     """RoPE's inverse frequencies ``theta_i`` and the attention factor, with a model's scaling.
 
     Taught in chapter 11, "Where positions act" (``11_positions_in_attention``). Returns
@@ -197,32 +280,50 @@ def rope_frequencies(d_head: int, *, base: float = 10000.0, scaling: dict | None
     * ``None`` or ``{"rope_type": "default"}``: ``theta_i = base**(-2i/d_head)`` (Su et al.);
     * ``"linear"`` (``factor``): position interpolation (Chen et al., 2023), ``theta_i / s``,
       the same as reading position ``m`` as ``m / s``;
-    * ``"dynamic"`` (``factor``, ``max_position_embeddings`` = ``L``; needs ``seq_len``):
+    * ``"dynamic"`` (``factor``; ``L`` = ``max_position_embeddings``; needs ``seq_len``):
       dynamic NTK-aware scaling (bloc97, emozilla, 2023): the base grows to
       ``base * (s * n / L - (s - 1)) ** (d/(d-2))`` with ``n = max(seq_len, L)``, so nothing
       changes up to ``L``. Hugging Face's module caches the largest ``seq_len`` it has seen;
       this function is evaluated at the ``seq_len`` given;
     * ``"yarn"`` (``factor``, ``original_max_position_embeddings`` = ``L``; optional
       ``beta_fast`` = 32, ``beta_slow`` = 1, ``truncate`` = True, ``attention_factor``,
-      ``mscale``, ``mscale_all_dim``): YaRN (Peng et al., 2023). Pairs that turn more than
-      ``beta_fast`` times over ``L`` positions keep ``theta_i``, pairs that turn fewer than
-      ``beta_slow`` times get ``theta_i / s``, and a linear ramp over the pair index blends the two
-      in between; the attention factor is ``0.1 ln s + 1`` (or
-      ``(0.1 mscale ln s + 1) / (0.1 mscale_all_dim ln s + 1)`` when both are given);
+      ``mscale``, ``mscale_all_dim``): YaRN as its reference code computes it (Peng et al., 2023).
+      Pairs that turn more than ``beta_fast`` times over ``L`` positions keep ``theta_i``, pairs
+      that turn fewer than ``beta_slow`` times get ``theta_i / s``, and a ramp that is linear in
+      the pair index (not in the rotations, as the paper's formula is), clamped at pair 0, blends
+      the two in between; the attention factor is ``0.1 ln s + 1`` (or
+      ``(0.1 mscale ln s + 1) / (0.1 mscale_all_dim ln s + 1)`` when both are given). A ``factor``
+      of ``None`` means ``max_position_embeddings / L``, as in transformers;
     * ``"llama3"`` (``factor``, ``original_max_position_embeddings`` = ``L``, ``low_freq_factor``,
       ``high_freq_factor``): Llama 3.1's scaling. Wavelengths ``2 pi / theta_i`` shorter than
       ``L / high_freq_factor`` are kept, longer than ``L / low_freq_factor`` divided by ``s``, and
-      in between blended with the weight ``(L / wavelength - low) / (high - low)``.
+      in between blended with the weight ``(L / wavelength - low) / (high - low)``: the paper
+      formula of YaRN's NTK-by-parts, with ``alpha = low`` and ``beta = high``.
 
-    Llama 3.1: ``rope_frequencies(128, base=500000.0, scaling={"rope_type": "llama3",
-    "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-    "original_max_position_embeddings": 8192})``. A ``rope_theta`` key, if present, must equal
-    ``base``; any key the type does not use is an error, not silently ignored. ``seq_len`` is
+    What transformers hands you can be passed as it is: ``scaling=config.rope_parameters`` and
+    ``max_position_embeddings=config.max_position_embeddings``, with ``d_head`` the rotated head
+    size. So are the keys beside the ones above that cannot change the result: ``rope_theta``
+    (the base: ``base`` may then be left out, and must equal it if given), ``type`` (the old name
+    of ``rope_type``, kept beside it; alone, it names the type), ``partial_rotary_factor`` equal
+    to 1, and ``max_position_embeddings`` in the dict (read by ``"dynamic"``; for the other types
+    a warning says it is unused, as transformers warns). Warnings also come where transformers
+    warns when it loads the config: a llama3 ``original_max_position_embeddings`` not below
+    ``max_position_embeddings``, a yarn ``factor`` that is not their ratio.
+
+    Refused with an error that says why: a ``partial_rotary_factor`` other than 1 (call this with
+    the rotated part's size instead), the types this module does not implement (``"longrope"``
+    and its per-pair ``short_factor`` and ``long_factor``, ``"proportional"``), any other key,
+    and values transformers silently replaces by a default (``beta_fast`` or ``beta_slow`` of 0,
+    ``truncate`` of ``None``, ``mscale`` without ``mscale_all_dim``, where DeepSeek's own code
+    would not ignore it).
+
+    Llama 3.1: ``rope_frequencies(128, scaling={"rope_type": "llama3", "factor": 8.0,
+    "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
+    "rope_theta": 500000.0})``. ``base`` defaults to ``rope_theta``, else 10000. ``seq_len`` is
     used by ``"dynamic"`` only.
     """
     d = _head_size(d_head)
-    base = validate.base(base)
-    rope_type, params = _scaling_params(scaling, base)
+    rope_type, params, base, max_len = _scaling_params(d, scaling, base, max_position_embeddings)
     if seq_len is not None or rope_type == "dynamic":
         if seq_len is None:
             raise ValueError("seq_len is missing: rope_type 'dynamic' scales the frequencies to the length "
@@ -234,8 +335,20 @@ def rope_frequencies(d_head: int, *, base: float = 10000.0, scaling: dict | None
         return theta, 1.0
 
     hint = "factor >= 1 is how many times longer the context becomes, e.g. 8.0 for Llama 3.1"
-    s = _real(params, "factor", 1.0, low_ok=True, hint=hint)
-    lengths = {key: _length(params, key) for key in _LENGTH_KEYS if key in params}
+    lengths = {key: _length(params, key) for key in ("original_max_position_embeddings",) if key in params}
+    if rope_type == "yarn" and "factor" not in params:       # None: the ratio of the two lengths
+        if max_len is None:
+            raise ValueError("scaling['factor'] is None: transformers then uses max_position_embeddings / "
+                             "original_max_position_embeddings; pass max_position_embeddings "
+                             "(config.max_position_embeddings) or a factor")
+        warnings.warn(f"scaling['factor'] is None: using max_position_embeddings / "
+                      f"original_max_position_embeddings = {max_len / lengths['original_max_position_embeddings']:g}"
+                      f", as transformers does (with a warning too)", stacklevel=2)
+        s = _real({"factor": max_len / lengths["original_max_position_embeddings"]}, "factor", 1.0, low_ok=True,
+                  hint="max_position_embeddings must be at least original_max_position_embeddings")
+    else:
+        s = _real(params, "factor", 1.0, low_ok=True, hint=hint)
+        _warn_like_transformers(rope_type, params, lengths.get("original_max_position_embeddings"), max_len)
     if rope_type == "linear":
         return theta / s, 1.0
 
@@ -243,7 +356,11 @@ def rope_frequencies(d_head: int, *, base: float = 10000.0, scaling: dict | None
         if d < 4:
             raise ValueError(f"d_head must be >= 4 for rope_type 'dynamic', got {d}: its exponent d/(d-2) "
                              f"is infinite at d = 2; use a larger head or rope_type 'linear'")
-        L = lengths["max_position_embeddings"]
+        if max_len is None:
+            raise ValueError("max_position_embeddings is missing: rope_type 'dynamic' grows the base once the "
+                             "sequence is longer than the length the model was trained on; pass "
+                             "max_position_embeddings=config.max_position_embeddings (2048 for Llama 1)")
+        L = max_len
         n = max(seq_len, L)
         try:
             grown = base * ((s * n / L) - (s - 1)) ** (d / (d - 2))
@@ -311,15 +428,17 @@ def rope_frequencies(d_head: int, *, base: float = 10000.0, scaling: dict | None
     return theta / s * ramp + theta * (1 - ramp), float(attention_factor)
 
 
-def rope(x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float = 10000.0,
-         interleaved: bool = True, scaling: dict | None = None) -> torch.Tensor:
+def rope(x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float | None = None,
+         interleaved: bool = True, scaling: dict | None = None,
+         max_position_embeddings: int | None = None) -> torch.Tensor:
     """Rotary position embedding: rotate pairs of features of ``x`` by position-dependent angles.
 
     ``x`` is ``(..., T, d)`` with ``d`` even; ``positions`` is a 1-D integer tensor of length
     ``T`` (default ``arange(T)``), applied along dim -2; a float64 tensor gives fractional
     positions (position interpolation by ``s`` reads position ``m`` as ``m / s``). With
-    ``theta_i = base**(-2i/d)`` for ``i = 0 .. d/2-1``, the row at position ``m`` has pair ``i``
-    rotated by the angle ``m * theta_i``:
+    ``theta_i = base**(-2i/d)`` for ``i = 0 .. d/2-1`` (``base`` 10000 unless given, or set by
+    ``scaling["rope_theta"]``), the row at position ``m`` has pair ``i`` rotated by the angle
+    ``m * theta_i``:
 
     * ``interleaved=True`` (the RoFormer paper, GPT-J, Meta's original Llama code) pairs
       features ``(2i, 2i+1)``: ``out[2i] = x[2i] cos - x[2i+1] sin``,
@@ -332,7 +451,9 @@ def rope(x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float 
     ``{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768}``) replaces
     ``theta_i`` by the scaled frequencies of :func:`rope_frequencies` and multiplies cos and sin
     by its attention factor, as Hugging Face transformers does; ``"dynamic"`` is evaluated at
-    ``seq_len = max(positions) + 1``. Frequencies and angles are computed in float64; the result
+    ``seq_len = max(positions) + 1``. ``scaling`` and ``max_position_embeddings`` take what
+    :func:`rope_frequencies` takes (a transformers config's ``rope_parameters`` and
+    ``max_position_embeddings`` as they are). Frequencies and angles are computed in float64; the result
     has ``x``'s dtype and device. ``x`` is never modified.
     """
     x = _tensor(x, "x", "(..., T, d)")
@@ -340,14 +461,16 @@ def rope(x: torch.Tensor, positions: torch.Tensor | None = None, *, base: float 
     if d % 2:
         raise ValueError(f"the last dimension of x (d = {d}) must be even: RoPE rotates features in "
                          f"pairs; use an even head size")
-    scaled = scaling is not None and not (isinstance(scaling, dict) and scaling.get("rope_type") == "default")
+    scaled = scaling is not None and not (isinstance(scaling, dict) and _rope_type(scaling) == "default")
     positions = torch.arange(T) if positions is None else _positions(positions, T, scaled)
-    base = validate.base(base)
+    if base is not None:
+        base = validate.base(base)
     validate.flag(interleaved, "interleaved")
 
     half = d // 2
     seq_len = int(positions.max()) + 1 if scaled and T else 1   # what "dynamic" scales to
-    theta, attention_factor = rope_frequencies(d, base=base, scaling=scaling, seq_len=seq_len)  # (d/2,) float64
+    theta, attention_factor = rope_frequencies(d, base=base, scaling=scaling, seq_len=seq_len,
+                                               max_position_embeddings=max_position_embeddings)  # (d/2,) float64
     angles = positions.to("cpu", torch.float64)[:, None] * theta[None, :]       # (T, d/2), exact to 1e-16
     work = torch.promote_types(x.dtype, torch.float32)   # bfloat16/float16 rotate in float32, round once
     if x.device.type == "mps":

@@ -56,6 +56,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import json
+import math
 import multiprocessing
 import time
 from collections.abc import Iterator, Sequence
@@ -69,10 +70,11 @@ from tokvec import validate
 from tokvec.attention import alibi_bias, rope, scores
 from tokvec.layers import LearnedTransformerEmbedding, TransformerEmbedding
 
-__all__ = ["OFFSETS", "OFFSET_SCHEMES", "SCHEMES", "SMALL", "SWEEP", "SWEEP_PATH", "SWEEP_SEEDS", "Config",
-           "TinyTransformer", "attention_weights", "batch", "build", "cliff", "deterministic",
-           "evaluate", "load_sweep", "main", "order_blind_accuracy", "rope_rules", "run", "scaled_rope",
-           "sweep", "train", "window_mask"]
+__all__ = ["CONTROLS_PATH", "OFFSETS", "OFFSET_SCHEMES", "PAIR_CONTROLS", "SCHEMES", "SMALL", "SWEEP", "SWEEP_PATH",
+           "SWEEP_SEEDS", "Config", "TinyTransformer", "ablated", "alias_offsets", "attention_weights", "batch",
+           "build", "cliff", "controls", "deterministic", "eval_batch", "evaluate", "head_profile", "load_controls",
+           "load_sweep", "main", "offset_mask", "order_blind_accuracy", "rope_per_pair", "rope_rules", "run",
+           "scaled_rope", "sweep", "train", "window_mask"]
 
 SCHEMES = ("none", "none+bos", "learned", "sinusoidal", "rope", "alibi")
 SWEEP_PATH = Path(__file__).parent / "data" / "position-sweep.json"
@@ -176,18 +178,25 @@ class _Attention(nn.Module):
     def __init__(self, cfg: Config, scheme: str):
         super().__init__()
         self.h, self.scheme = cfg.n_heads, scheme
-        # RoPE's base and scaling rule (tokvec.attention.rope); only scaled_rope changes them
-        self.rope_base, self.rope_scaling = 10000.0, None
+        # RoPE's base, scaling rule and per-pair divisors; only scaled_rope changes them
+        self.rope_base, self.rope_scaling, self.rope_divide = 10000.0, None, None
+        self.silent: frozenset[int] = frozenset()      # heads whose output is zeroed (ablated)
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
 
-    def forward(self, x: torch.Tensor, window: int | None = None, keep: list | None = None) -> torch.Tensor:
+    def rotate(self, x: torch.Tensor) -> torch.Tensor:
+        """RoPE with this layer's rule: the trained one unless :func:`scaled_rope` set another."""
+        if self.rope_divide is not None:
+            return rope_per_pair(x, self.rope_divide, base=self.rope_base)
+        return rope(x, base=self.rope_base, scaling=self.rope_scaling)
+
+    def forward(self, x: torch.Tensor, window: int | None = None, keep: list | None = None,
+                hide: torch.Tensor | None = None) -> torch.Tensor:
         B, T, d = x.shape
         qkv = self.qkv(x).view(B, T, 3, self.h, d // self.h)
         q, k, v = qkv.permute(2, 0, 3, 1, 4)                                  # each (B, h, T, d_h)
         if self.scheme == "rope":
-            q = rope(q, base=self.rope_base, scaling=self.rope_scaling)
-            k = rope(k, base=self.rope_base, scaling=self.rope_scaling)
+            q, k = self.rotate(q), self.rotate(k)
         s = scores(q, k)                                                      # (B, h, T, T)
         if self.scheme == "alibi":
             s = s + alibi_bias(self.h, T)                                     # causal mask included
@@ -195,10 +204,14 @@ class _Attention(nn.Module):
             s = s.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
         if window is not None:
             s = s.masked_fill(window_mask(T, window), float("-inf"))          # keys too far back
+        if hide is not None:
+            s = s.masked_fill(hide[:T, :T], float("-inf"))                    # chosen offsets
         weights = torch.softmax(s, dim=-1)                                    # (B, h, T, T)
         if keep is not None:
             keep.append(weights)
         y = weights @ v                                                       # (B, h, T, d_h)
+        if self.silent:                                                       # an ablation
+            y = y.masked_fill(torch.tensor([h in self.silent for h in range(self.h)])[:, None, None], 0.0)
         return self.out(y.transpose(1, 2).reshape(B, T, d))
 
 
@@ -206,6 +219,30 @@ def window_mask(T: int, window: int) -> torch.Tensor:
     """``(T, T)`` booleans, True where key ``j`` is ``window`` or more places before query ``i``."""
     i = torch.arange(T)
     return (i[:, None] - i[None, :]) >= validate.positive_int(window, "window")
+
+
+def offset_mask(T: int, offsets: Sequence[int]) -> torch.Tensor:
+    """``(T, T)`` booleans, True where key ``j`` is one of ``offsets`` places before query ``i``."""
+    i = torch.arange(T)
+    wanted = torch.tensor([validate.positive_int(o, "offsets") for o in offsets], dtype=torch.long)
+    return torch.isin(i[:, None] - i[None, :], wanted)
+
+
+def rope_per_pair(x: torch.Tensor, divide: Sequence[float], base: float = 10000.0) -> torch.Tensor:
+    """RoPE with pair ``i`` turned ``divide[i]`` times slower: a control that slows chosen pairs only.
+
+    Chapter 12 slows pair 1 alone, leaving pair 0 (and so every offset that aliases the target on
+    pair 0) as trained. Each pair ``(2i, 2i+1)`` of ``x`` (``(..., T, d)``, adjacent pairs) is a
+    RoPE of two features at the fractional positions ``m theta_i / divide[i]``: with two features
+    :func:`tokvec.attention.rope` turns by one radian per position, so the angle is
+    ``m theta_i / divide[i]``, computed in float64 as ``rope`` computes its angles.
+    """
+    d = x.shape[-1]
+    if len(divide) != d // 2 or not all(isinstance(v, (int, float)) and v > 0 for v in divide):
+        raise ValueError(f"divide must hold one positive divisor per pair ({d // 2} for d = {d}), got {divide!r}")
+    theta = validate.base(base) ** (-2.0 * torch.arange(d // 2, dtype=torch.float64) / d)
+    m = torch.arange(x.shape[-2], dtype=torch.float64)
+    return torch.cat([rope(x[..., 2 * i:2 * i + 2], m * theta[i] / divide[i]) for i in range(d // 2)], dim=-1)
 
 
 class _Block(nn.Module):
@@ -216,16 +253,18 @@ class _Block(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(cfg.d_model, 4 * cfg.d_model), nn.GELU(),
                                  nn.Linear(4 * cfg.d_model, cfg.d_model))
 
-    def forward(self, x: torch.Tensor, window: int | None = None, keep: list | None = None) -> torch.Tensor:
-        x = x + self.attention(self.norm1(x), window, keep)
+    def forward(self, x: torch.Tensor, window: int | None = None, keep: list | None = None,
+                hide: torch.Tensor | None = None) -> torch.Tensor:
+        x = x + self.attention(self.norm1(x), window, keep, hide)
         return x + self.mlp(self.norm2(x))
 
 
 class TinyTransformer(nn.Module):
     """A decoder-only transformer of ``n_layers`` pre-norm blocks; ``scheme`` is one of :data:`SCHEMES`.
 
-    ``forward(ids, window=None, keep=None)``: ``window`` masks the keys ``window`` or more places
-    back in every layer; ``keep``, a list, receives each layer's attention weights ``(B, h, T, T)``.
+    ``forward(ids, window=None, keep=None, hide=None)``: ``window`` masks the keys ``window`` or
+    more places back in every layer, ``hide`` the keys at the given offsets; ``keep``, a list,
+    receives each layer's attention weights ``(B, h, T, T)``.
     """
 
     def __init__(self, cfg: Config, scheme: str):
@@ -249,13 +288,15 @@ class TinyTransformer(nn.Module):
         """The trained token table (for "sinusoidal", the one multiplied by ``sqrt(d_model)``)."""
         return self.embed.weight if isinstance(self.embed, nn.Embedding) else self.embed.token.weight
 
-    def forward(self, ids: torch.Tensor, window: int | None = None, keep: list | None = None) -> torch.Tensor:
+    def forward(self, ids: torch.Tensor, window: int | None = None, keep: list | None = None,
+                hide: Sequence[int] | None = None) -> torch.Tensor:
         if self.scheme == "none+bos":
             bos = torch.full_like(ids[:, :1], self.vocab_size)
             ids = torch.cat((bos, ids), dim=1)           # (B, T + 1)
         x = self.embed(ids)                              # (B, T, d)
+        hidden = None if hide is None else offset_mask(ids.shape[1], hide)    # (T, T)
         for block in self.blocks:
-            x = block(x, window, keep)
+            x = block(x, window, keep, hidden)
         logits = self.head(self.norm(x))                 # (B, T, vocab_size)
         if self.scheme == "none+bos":
             logits = logits[:, 1:]                       # no prediction at the BOS token
@@ -306,67 +347,100 @@ def train(cfg: Config, scheme: str) -> tuple[TinyTransformer, list[float]]:
     return model, losses
 
 
-def _eval_batch(cfg: Config) -> tuple[torch.Tensor, torch.Tensor]:
-    """The evaluation sequences: the same for every scheme, of length ``max(eval_lens)``."""
+def eval_batch(cfg: Config) -> tuple[torch.Tensor, torch.Tensor]:
+    """The evaluation sequences: the same for every scheme, of length ``max(eval_lens)``.
+
+    Drawn from a generator seeded ``10000 * seed + T``, never the training stream (seeded
+    ``seed + 1``): every measurement of the chapter is made on sequences no model trained on.
+    """
     T = max(cfg.eval_lens)
     return batch(cfg, T, cfg.eval_sequences, torch.Generator().manual_seed(10_000 * cfg.seed + T))
 
 
 @contextlib.contextmanager
-def scaled_rope(model: TinyTransformer, scaling: dict | None = None,
-                base: float | None = None) -> Iterator[TinyTransformer]:
+def scaled_rope(model: TinyTransformer, scaling: dict | None = None, base: float | None = None,
+                divide: Sequence[float] | None = None) -> Iterator[TinyTransformer]:
     """Read a trained RoPE ``model`` with a scaling rule applied, without retraining.
 
     Inside the ``with`` block every attention layer rotates queries and keys with
     ``rope(x, base=base, scaling=scaling)`` (:func:`tokvec.attention.rope`): ``scaling`` is a
     dict in Hugging Face's form, e.g. ``{"rope_type": "linear", "factor": 4.0}`` (position
-    interpolation), and ``base`` replaces 10000 (NTK-aware scaling is a larger base). Both
-    ``None``: the frequencies the model was trained with. The trained ones are restored on exit.
+    interpolation), and ``base`` replaces 10000 (NTK-aware scaling is a larger base). ``divide``
+    (one divisor per pair, instead of ``scaling``) slows chosen pairs only
+    (:func:`rope_per_pair`). All ``None``: the frequencies the model was trained with. The trained
+    ones are restored on exit.
     """
     if model.scheme != "rope":
         raise ValueError(f"RoPE scaling applies to a 'rope' model only, got scheme {model.scheme!r}")
+    if divide is not None and scaling is not None:
+        raise ValueError("give scaling (a rule for every pair) or divide (one divisor per pair), not both")
     base = 10000.0 if base is None else base
     layers = [block.attention for block in model.blocks]
     d_head = layers[0].qkv.in_features // layers[0].h
-    rope(torch.zeros(1, d_head), base=base, scaling=scaling)      # check both before changing anything
-    trained = [(layer.rope_base, layer.rope_scaling) for layer in layers]
+    rope(torch.zeros(1, d_head), base=base, scaling=scaling)      # check them before changing anything
+    if divide is not None:
+        rope_per_pair(torch.zeros(1, d_head), divide, base)
+    trained = [(layer.rope_base, layer.rope_scaling, layer.rope_divide) for layer in layers]
     try:
         for layer in layers:
-            layer.rope_base, layer.rope_scaling = base, scaling
+            layer.rope_base, layer.rope_scaling, layer.rope_divide = base, scaling, divide
         yield model
     finally:
-        for layer, (b, s) in zip(layers, trained):
-            layer.rope_base, layer.rope_scaling = b, s
+        for layer, (b, s, v) in zip(layers, trained):
+            layer.rope_base, layer.rope_scaling, layer.rope_divide = b, s, v
+
+
+@contextlib.contextmanager
+def ablated(model: TinyTransformer, heads: Sequence[tuple[int, int]]) -> Iterator[TinyTransformer]:
+    """Zero the output of the given ``(layer, head)`` pairs (0-based) inside the ``with`` block."""
+    layers = [block.attention for block in model.blocks]
+    chosen: dict[int, set[int]] = {}
+    for layer, head in heads:
+        if not (0 <= layer < len(layers) and 0 <= head < layers[0].h):
+            raise ValueError(f"(layer, head) = ({layer}, {head}) is not in this model: layers 0..{len(layers) - 1}, "
+                             f"heads 0..{layers[0].h - 1}")
+        chosen.setdefault(layer, set()).add(head)
+    try:
+        for i, layer in enumerate(layers):
+            layer.silent = frozenset(chosen.get(i, ()))
+        yield model
+    finally:
+        for layer in layers:
+            layer.silent = frozenset()
 
 
 @torch.no_grad()
 def evaluate(model: TinyTransformer, cfg: Config, window: int | None = None, *,
-             rope_scaling: dict | None = None, rope_base: float | None = None) -> torch.Tensor:
+             hide: Sequence[int] | None = None, rope_scaling: dict | None = None,
+             rope_base: float | None = None, rope_divide: Sequence[float] | None = None,
+             silence: Sequence[tuple[int, int]] = ()) -> torch.Tensor:
     """The fraction of correct predictions at each position ``t = k .. max(eval_lens) - 1``.
 
-    ``rope_scaling`` and ``rope_base`` read a RoPE model with other frequencies (:func:`scaled_rope`);
-    without them nothing changes. One forward pass over the whole evaluation sequence gives every
-    position, except with ``rope_type`` ``"dynamic"``, whose frequencies depend on the length of
-    the input: there each position ``t`` is predicted from its own prefix ``0..t``, with the
-    frequencies of a sequence of ``t + 1`` tokens, as a model that recomputes its keys at every
-    step (without a cache) reads it.
+    On :func:`eval_batch`'s sequences. ``window`` and ``hide`` mask keys (``window`` or more places
+    back; at the offsets in ``hide``), ``silence`` zeroes the output of ``(layer, head)`` pairs
+    (:func:`ablated`), and ``rope_scaling``, ``rope_base`` and ``rope_divide`` read a RoPE model
+    with other frequencies (:func:`scaled_rope`); without them nothing changes. One forward pass
+    over the whole evaluation sequence gives every position, except with ``rope_type``
+    ``"dynamic"``, whose frequencies depend on the length of the input: there each position ``t``
+    is predicted from its own prefix ``0..t``, with the frequencies of a sequence of ``t + 1``
+    tokens, as a model that recomputes its keys at every step (without a cache) reads it.
     """
-    if rope_scaling is None and rope_base is None:
-        with deterministic(cfg.seed):
-            ids, targets = _eval_batch(cfg)
-            correct = model.eval()(ids, window=window).argmax(-1) == targets
-            model.train()
-        return correct[:, cfg.k:].double().mean(0)
     dynamic = isinstance(rope_scaling, dict) and rope_scaling.get("rope_type") == "dynamic"
-    with deterministic(cfg.seed), scaled_rope(model, rope_scaling, rope_base):
-        ids, targets = _eval_batch(cfg)
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(deterministic(cfg.seed))
+        if rope_scaling is not None or rope_base is not None or rope_divide is not None:
+            stack.enter_context(scaled_rope(model, rope_scaling, rope_base, rope_divide))
+        stack.enter_context(ablated(model, silence))
+        ids, targets = eval_batch(cfg)
         model.eval()
-        if dynamic:
-            predicted = torch.stack([model(ids[:, :t + 1], window=window)[:, -1].argmax(-1)
-                                     for t in range(ids.shape[1])], dim=1)
-        else:
-            predicted = model(ids, window=window).argmax(-1)
-        model.train()
+        try:
+            if dynamic:
+                predicted = torch.stack([model(ids[:, :t + 1], window=window, hide=hide)[:, -1].argmax(-1)
+                                         for t in range(ids.shape[1])], dim=1)
+            else:
+                predicted = model(ids, window=window, hide=hide).argmax(-1)
+        finally:
+            model.train()
     return (predicted == targets)[:, cfg.k:].double().mean(0)
 
 
@@ -377,10 +451,14 @@ def rope_rules(cfg: Config, factor: float = 4.0) -> dict[str, dict]:
     frequencies; ``"PI"``, position interpolation, every ``theta_i / s``; ``"NTK-aware"``, the
     base raised to ``10000 * s**(d/(d-2))``, which keeps pair 0 and divides the slowest pair by
     ``s``; ``"dynamic NTK"``, the same rule with ``s = n / L`` for a sequence of ``n > L``
-    tokens (``factor`` 1, nothing changes up to ``L``); ``"NTK-by-parts"``, YaRN's frequencies
-    (``original_max_position_embeddings = L``: pairs that turn many times within ``L`` kept, those
-    that turn less than once divided by ``s``) with the attention factor 1; ``"YaRN"``, the same
-    with YaRN's attention factor ``0.1 ln s + 1`` on cos and sin.
+    tokens (``factor`` 1, nothing changes up to ``L``); ``"by-parts (paper)"``, NTK-by-parts as
+    YaRN's paper defines it (section 3.2): pair ``i`` turns ``r = L / wavelength`` times within
+    ``L`` and gets ``(1 - g) theta_i / s + g theta_i`` with ``g = (r - 1) / (32 - 1)`` clipped to
+    ``[0, 1]``, which is transformers' ``"llama3"`` rule with ``low_freq_factor`` 1 and
+    ``high_freq_factor`` 32; ``"NTK-by-parts"``, the same idea as YaRN's reference code (and
+    transformers' ``"yarn"``) computes it, with a ramp linear in the pair index and clamped at
+    pair 0, and the attention factor 1; ``"YaRN"``, that code with its attention factor
+    ``0.1 ln s + 1`` on cos and sin.
     """
     d, L = cfg.d_model // cfg.n_heads, cfg.train_len
     return {
@@ -388,6 +466,8 @@ def rope_rules(cfg: Config, factor: float = 4.0) -> dict[str, dict]:
         "PI": {"rope_scaling": {"rope_type": "linear", "factor": factor}},
         "NTK-aware": {"rope_base": 10000.0 * factor ** (d / (d - 2))},
         "dynamic NTK": {"rope_scaling": {"rope_type": "dynamic", "factor": 1.0, "max_position_embeddings": L}},
+        "by-parts (paper)": {"rope_scaling": {"rope_type": "llama3", "factor": factor, "low_freq_factor": 1.0,
+                                              "high_freq_factor": 32.0, "original_max_position_embeddings": L}},
         "NTK-by-parts": {"rope_scaling": {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": L,
                                           "attention_factor": 1.0}},
         "YaRN": {"rope_scaling": {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": L}},
@@ -399,7 +479,7 @@ def attention_weights(model: TinyTransformer, cfg: Config, window: int | None = 
     """Attention weights on the evaluation sequences, averaged over them: ``(layers, h, T, T)``."""
     with deterministic(cfg.seed):
         keep = []
-        model.eval()(_eval_batch(cfg)[0], window=window, keep=keep)
+        model.eval()(eval_batch(cfg)[0], window=window, keep=keep)
         model.train()
     return torch.stack([w.double().mean(0) for w in keep])
 
@@ -529,8 +609,127 @@ def load_sweep(path: Path = SWEEP_PATH) -> dict:
     return json.loads(path.read_text())
 
 
-def main() -> None:
-    """Run :func:`sweep`, print the unseen-position accuracies and where the file went."""
+# --- the controls of chapter 12: which pair, which keys, which heads -------------------------------
+
+CONTROLS_PATH = Path(__file__).parent / "data" / "position-controls.json"
+#: RoPE read with chosen pairs slowed: pair 1 alone (pair 0 and so its aliases untouched), pairs 2-3
+PAIR_CONTROLS = {"pair 1 / 4": (1, 4, 1, 1), "pairs 2-3 / 4": (1, 1, 4, 4)}
+
+
+def alias_offsets(k: int, offsets: Sequence[int], tolerance: float = 0.5) -> list[int]:
+    """The offsets ``d`` whose pair-0 angle is within ``tolerance`` radians of offset ``k``'s.
+
+    Pair 0 turns by one radian per position (``theta_0 = 1`` for every base), so offset ``d`` has
+    the angle of offset ``k`` again, modulo ``2 pi``, near ``d = k + 2 pi n``.
+    """
+    return [int(d) for d in offsets if abs(math.remainder(d - k, 2 * math.pi)) < tolerance]
+
+
+@torch.no_grad()
+def head_profile(model: TinyTransformer, cfg: Config, queries: range = range(8, 32), offsets: int = 9) -> dict:
+    """Where each head puts its weight among the nearest keys, and whether the tokens move it.
+
+    On :func:`eval_batch`'s sequences, for the queries ``t`` in ``queries`` (inside the training
+    length): each head's weight on the keys ``0 .. offsets - 1`` places back, its mean and its
+    standard deviation over all (sequence, query) pairs, ``[layer][head][offset]``; and, for
+    offsets 1 and 2, its mean weight when that key holds the query's own token and when it does
+    not. For an ALiBi model, also the weights its bias alone gives (``"bias_only"``, the softmax of
+    ``-slope * offset`` over the ``t + 1`` keys, averaged over the queries) and each head's largest
+    distance from them over every sequence, query and offset (``"largest_gap"``): a head whose
+    weights do not move with the tokens is the bias alone, and its gap is near 0.
+    """
+    with deterministic(cfg.seed):
+        ids, _ = eval_batch(cfg)
+        keep = []
+        model.eval()(ids, keep=keep)
+        model.train()
+    weights = torch.stack(keep).double()                                  # (layers, B, h, T, T)
+    t = torch.tensor(list(queries))
+    near = torch.stack([weights[..., t, t - o] for o in range(offsets)], -1)   # (layers, B, h, Q, offsets)
+    flat = near.permute(0, 2, 1, 3, 4).flatten(2, 3)                      # (layers, h, B * Q, offsets)
+    out = {"queries": [queries.start, queries.stop], "mean": flat.mean(2), "sd": flat.std(2),
+           "same_token": [], "other_token": []}
+    for o in (1, 2):
+        same = (ids[:, t] == ids[:, t - o]).double()[None, :, None, :]    # (1, B, 1, Q)
+        w = near[..., o]                                                  # (layers, B, h, Q)
+        out["same_token"].append((w * same).sum((1, 3)) / same.sum())
+        out["other_token"].append((w * (1 - same)).sum((1, 3)) / (1 - same).sum())
+    for key in ("same_token", "other_token"):
+        out[key] = torch.stack(out[key], -1)                              # (layers, h, 2): offsets 1, 2
+    if model.scheme == "alibi":
+        bias = torch.softmax(alibi_bias(weights.shape[2], weights.shape[-1]).double(), -1)   # (h, T, T)
+        alone = torch.stack([bias[:, t, t - o] for o in range(offsets)], -1)               # (h, Q, offsets)
+        out["bias_only"] = alone.mean(1)[None]                                             # (1, h, offsets)
+        out["largest_gap"] = (near - alone[None, None]).abs().amax((1, 3, 4))[..., None]   # (layers, h, 1)
+    return {key: value if key == "queries" else [[_round(head) for head in layer] for layer in value]
+            for key, value in out.items()}
+
+
+def _control_job(args: tuple[Config, str]) -> dict:
+    """One sweep model, retrained, and every control of chapter 12 that reads it."""
+    cfg, scheme = args
+    start = time.perf_counter()
+    model, _ = train(cfg, scheme)
+    out = {"seed": cfg.seed, "by_position": _round(evaluate(model, cfg))}
+    if scheme == "rope":
+        far = range(cfg.train_len, max(cfg.eval_lens))
+        aliases = alias_offsets(cfg.k, far)
+        out["aliases"] = aliases
+        out["divide"] = {name: _round(evaluate(model, cfg, rope_divide=div)) for name, div in PAIR_CONTROLS.items()}
+        out["hide_aliases"] = _round(evaluate(model, cfg, hide=aliases))
+        out["aliases_only"] = _round(evaluate(model, cfg, hide=[d for d in far if d not in aliases]))
+    else:
+        out["silenced"] = [[_round(evaluate(model, cfg, silence=[(layer, head)])) for head in range(cfg.n_heads)]
+                           for layer in range(cfg.n_layers)]
+        out["window_16"] = _round(evaluate(model, cfg, window=16))
+        out["profile"] = head_profile(model, cfg)
+    out["seconds"] = round(time.perf_counter() - start, 2)
+    return out
+
+
+def controls(path: Path = CONTROLS_PATH, seeds: Sequence[int] = SWEEP_SEEDS, workers: int = 2) -> dict:
+    """Retrain the sweep's RoPE and ALiBi models (``k = 2``) and run chapter 12's controls; write ``path``.
+
+    For RoPE: the pair controls of :data:`PAIR_CONTROLS` (:func:`rope_per_pair`), and the keys at the
+    unseen offsets that alias offset ``k`` on pair 0 (:func:`alias_offsets`) hidden, or every other
+    unseen offset hidden. For ALiBi: every head silenced in turn (:func:`ablated`), a window of 16
+    keys, and :func:`head_profile`. Every measurement is on :func:`eval_batch`'s sequences; the
+    models are the sweep's (same seeds, same code), so their plain accuracies equal the sweep's.
+    """
+    from tokvec.bench.common import describe
+
+    start = time.perf_counter()
+    results = describe("python -m tokvec.experiment controls")
+    jobs = [(dataclasses.replace(SWEEP, seed=s), scheme) for scheme in ("rope", "alibi") for s in seeds]
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        measured = list(pool.map(_control_job, jobs))
+    results["config"] = dataclasses.asdict(SWEEP) | {"seed": None}
+    results["pair_controls"] = {name: list(div) for name, div in PAIR_CONTROLS.items()}
+    for scheme in ("rope", "alibi"):
+        results[scheme] = [m for (cfg, s), m in zip(jobs, measured) if s == scheme]
+    results["workers"] = workers
+    results["minutes"] = round((time.perf_counter() - start) / 60, 1)
+    path.write_text(json.dumps(results, indent=1) + "\n")
+    return results
+
+
+def load_controls(path: Path = CONTROLS_PATH) -> dict:
+    """The committed results of :func:`controls`."""
+    return json.loads(path.read_text())
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run :func:`sweep` (or, with the argument ``controls``, :func:`controls`); print where the file went."""
+    import sys
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["controls"]:
+        results = controls()
+        print(f"wrote {CONTROLS_PATH} in {results['minutes']} min with {results['workers']} processes")
+        return
+    if argv:
+        raise SystemExit(f"usage: python -m tokvec.experiment [controls]; got {' '.join(argv)}")
     results = sweep()
     for entry in results["sweep"] + results["offsets"]:
         cfg = entry["config"]
