@@ -10,7 +10,8 @@ sets its threads). Every measurement runs in a fresh Python process (``--one``),
 ``RAYON_NUM_THREADS`` takes effect and the peak resident memory (``ru_maxrss``) belongs to that
 call alone; the seconds are those of the training call only (not the interpreter's start nor the
 imports). The rounds are interleaved (each round runs every contender once) and the median of
-``--repeats`` rounds is kept. Memory, three ways:
+``--repeats`` rounds is kept, after one untimed warm-up round (which also brings the text file
+into the page cache). Memory, three ways:
 
 * ``rss_mb``: the process's peak resident set (``VmHWM`` in ``/proc/self/status``), and
   ``rss_before_mb`` the same just before training (the interpreter and the imports), so
@@ -21,7 +22,9 @@ imports). The rounds are interleaved (each round runs every contender once) and 
 
 The texts are ``<|endoftext|>``-separated documents of ten paragraphs of the mixed text of
 ``benchmarks/bytebpe_vs_tiktoken.py`` (English prose, Python code, about 50 languages, all from
-its fixed list of sources, which the pinned requirements install), its first 6 MB, repeated as
+its fixed list of sources: the pinned requirements' descriptions and catalogues and the
+standard library's modules, not the files that describe the installation; ``sources`` in the
+results, with the code text's SHA-256), its first 6 MB, repeated as
 often as needed to reach each ``--sizes-mb`` size: the 5 MB text repeats nothing, the 50 MB one
 holds the 6 MB about eight times (so it has the distinct pre-tokens of 6 MB and ten times the
 counting). The SHA-256 of each is in the results, and every record names its text.
@@ -39,7 +42,9 @@ A load average cannot tell the benchmark's own processes from anyone else's, so 
 measurement records, around the training call, the process's own CPU time with its finished
 workers' (``cpu_s``), and what the rest of the machine did meanwhile (``other_cpu_s``: the busy
 time of all CPUs in ``/proc/stat`` less ``cpu_s``; ``steal_s``: the time the hypervisor gave to
-other guests). A round in which ``other_cpu_s`` is large shared the machine.
+other guests). ``/proc/stat`` counts in ticks of 10 ms, a small error on calls of a second or
+more, so here each round's value can be read: a round in which ``other_cpu_s`` is large shared
+the machine. ``task_load`` sums them over all the timed calls of one text.
 """
 
 from __future__ import annotations
@@ -151,6 +156,9 @@ def check(path: str, text: str, vocab_size: int, threads: int) -> int:
 
 def run(sizes_mb=(5, 50), vocab_size: int = 10_000, repeats: int = 3, threads: int | None = None,
         workdir: str | None = None) -> dict:
+    sys.path.insert(0, str(HERE))
+    from bytebpe_vs_tiktoken import task_load
+
     threads = threads or os.cpu_count()
     texts, records = {}, []
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
@@ -167,9 +175,12 @@ def run(sizes_mb=(5, 50), vocab_size: int = 10_000, repeats: int = 3, threads: i
             del text, data
             contenders = [("tokvec", 1), ("hf", 1), ("tokvec", threads), ("hf", threads)]
             runs: dict[tuple[str, int], list[dict]] = {c: [] for c in contenders}
-            for _ in range(repeats):
+            for k in range(-1, repeats):                 # round -1: the warm-up, not kept
                 for impl, n in contenders:
-                    runs[impl, n].append(_run_one(impl, path, vocab_size, n))
+                    one_run = _run_one(impl, path, vocab_size, n)
+                    if k >= 0:
+                        runs[impl, n].append(one_run)
+            load = task_load([r for rs in runs.values() for r in rs])
             traced = _run_one("tokvec", path, vocab_size, 1, traced=True)["traced_mb"]
             hf_s = {n: statistics.median(r["seconds"] for r in runs["hf", n]) for n in {1, threads}}
             for (impl, n), rs in runs.items():
@@ -186,7 +197,8 @@ def run(sizes_mb=(5, 50), vocab_size: int = 10_000, repeats: int = 3, threads: i
                           "steal_s_all": [None if r["steal_s"] is None else round(r["steal_s"], 3) for r in rs],
                           "vs_hf_same_threads": round(s / hf_s[n], 2),
                           "rss_mb": round(max(r["rss_mb"] for r in rs), 1),
-                          "rss_before_mb": round(max(r["rss_before_mb"] for r in rs), 1), "repeats": repeats}
+                          "rss_before_mb": round(max(r["rss_before_mb"] for r in rs), 1), "repeats": repeats,
+                          "warmup_rounds": 1, "task_load": load}
                 if impl == "tokvec":
                     record["merges"] = merges
                     if n > 1:

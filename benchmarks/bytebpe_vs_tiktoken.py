@@ -3,14 +3,23 @@
     python benchmarks/bytebpe_vs_tiktoken.py --out src/tokvec/bench/results/bytebpe-vs-tiktoken-<machine>.json
 
 Every number is measured in one run, on one thread (tiktoken's ``encode`` is single-threaded),
-interleaved (each round times every contender once), median of ``--repeats`` rounds. Before
-timing, the script checks that tokvec gives exactly tiktoken's ids on the whole text: a fast wrong
-answer is not timed. The texts are built from a fixed list of sources, never from whatever else
-is installed: the descriptions of the distributions in ``PROSE_DISTRIBUTIONS``, the standard
-library of the running Python and the catalogues of the installed Sphinx. Every machine with the
-same pins (``requirements.txt``) and the same Python therefore builds the same texts. The results
-describe each text (size, SHA-256, and for the mixed texts how many of their bytes are prose,
-code and translations), the sources with their versions, and every record names the text it
+interleaved (each round times every contender once), median of ``--repeats`` rounds, after an
+untimed warm-up: a whole round of every contender for ``encode`` (without it, the first round
+ran slower than the rest: tiktoken 0.144 s against a median of 0.095 s), and for the other
+tasks the untimed calls that check each contender's answer. Before timing, the script checks
+that tokvec gives exactly tiktoken's ids on the whole text: a fast wrong answer is not timed.
+The texts are built from a fixed list of sources, never from whatever else
+is installed: the descriptions of the distributions in ``PROSE_DISTRIBUTIONS``, the modules of
+the running Python's standard library that ``sys.stdlib_module_names`` lists (the interpreter's
+own list) and that are one ``.py`` file each, and the catalogues of the installed Sphinx. The
+standard library's folder also holds files that describe the installation and are no module
+of that list: ``_sysconfigdata_*.py`` holds the install prefix and the configure flags, so
+reading it made the 5 MB text depend on where Python was installed. Every machine with the same
+pins (``requirements.txt``) and the same Python release as python.org ships it therefore builds
+the same texts; distribution builds (Debian's, for one) patch some standard-library files, so
+``sources()`` records the SHA-256 of the code text, which tells. The results describe each text
+(size, SHA-256, and for the mixed texts how many of their bytes are prose, code and
+translations), the sources with their versions, and every record names the text it
 was measured on (``source_text``, its name under ``texts``, and ``text_sha256``; ``null`` for
 the synthetic inputs of ``cache`` and ``long_piece``, which are seeded):
 
@@ -30,7 +39,8 @@ the synthetic inputs of ``cache`` and ``long_piece``, which are seeded):
   code (the standard library): time, then peak memory in a separate traced run (``tracemalloc``;
   the tokenizer is built before tracing starts, so its vocabulary is not counted).
 * ``cache``: what the encoder's piece cache holds when full (``Tokenizer.cache_size`` pieces):
-  filled with the distinct pieces of the mixed text, with pieces of 64 control characters,
+  filled with the distinct pieces of the mixed text (all of them where the text has fewer than
+  ``cache_size``; ``entries`` says how many), with pieces of 64 control characters,
   each its own token (64 ids), and with pieces of an emoji and 60 control characters (fewer ids,
   but a key of 4 bytes a character: the costliest entry found). The keys are made inside the
   traced call, so they are counted with the ids.
@@ -45,7 +55,12 @@ A load average cannot tell a benchmark's own processes from anyone else's, so ev
 of ``encode``, ``train`` and ``stream`` also records ``other_cpu_s``: the CPU time the whole
 machine spent during the call (``/proc/stat``) less this process's own (``getrusage``), that is,
 the work of other processes that shared the machine while the clock ran; and ``steal_s``, the
-time the hypervisor gave to other guests.
+time the hypervisor gave to other guests. ``/proc/stat`` counts in ticks of 10 ms, so for one
+call of 0.1 s the value is mostly rounding (it is kept as measured, so it may be a tick below
+zero): read the per-round lists (``other_cpu_s_all``) only for calls of a second or more, and
+otherwise ``task_load``, the sums over all the timed calls of one task (one tokenizer's
+``encode`` rounds, one corpus's ``train`` rounds, one text's ``stream`` calls): ``seconds``,
+``other_cpu_s`` and ``steal_s``.
 
 ``--tasks`` runs some of these only; with ``--update``, their records replace those of the same
 tasks in the ``--out`` file and the others are kept; the rerun's command, machine and texts (with
@@ -102,10 +117,20 @@ def _prose() -> list[str]:
     return paragraphs
 
 
-def _code() -> list[str]:
-    stdlib = Path(sysconfig.get_paths()["stdlib"])
+def _code_files(stdlib: str | Path | None = None) -> list[Path]:
+    """The standard library's modules that are one ``.py`` file each, in name order.
+
+    Only the names in ``sys.stdlib_module_names`` (fixed for a Python release, the same on every
+    platform): the folder also holds files that describe the installation, not the language,
+    such as ``_sysconfigdata_*.py`` (the install prefix and the configure flags).
+    """
+    stdlib = Path(stdlib or sysconfig.get_paths()["stdlib"])
+    return [path for path in sorted(stdlib.glob("*.py")) if path.stem in sys.stdlib_module_names]
+
+
+def _code(stdlib: str | Path | None = None) -> list[str]:
     paragraphs = []
-    for path in sorted(stdlib.glob("*.py")):
+    for path in _code_files(stdlib):
         paragraphs += [p for p in path.read_text(encoding="utf-8", errors="replace").split("\n\n") if p.strip()]
     return paragraphs
 
@@ -129,8 +154,11 @@ def sources() -> dict:
     """Where the texts come from, with the versions that decide their bytes."""
     import sphinx
 
+    code = "\n\n".join(_code())
     return {"prose": {name: metadata.version(name) for name in PROSE_DISTRIBUTIONS},
-            "code": f"the standard library of Python {platform.python_version()}",
+            "code": {"python": platform.python_version(), "modules": len(_code_files()),
+                     "read": "the standard library's one-file modules named in sys.stdlib_module_names",
+                     **describe(code)},
             "translations": f"Sphinx {sphinx.__version__}, locale/*/LC_MESSAGES/sphinx.po"}
 
 
@@ -203,8 +231,11 @@ def timed(fn) -> dict:
 
     ``other_cpu_s`` is the CPU time the whole machine was busy during the call less this
     process's own (and its children's): the work of others that shared the machine while the
-    clock ran, which a load average cannot tell from the benchmark's own (``/proc/stat`` counts
-    in ticks of 10 ms). ``steal_s`` is time the hypervisor gave to other guests.
+    clock ran, which a load average cannot tell from the benchmark's own. ``/proc/stat`` counts
+    in ticks of 10 ms, so the value is kept as measured, a tick or two below zero at times:
+    clamping each call at zero would bias a sum over calls upwards. For a short call it is
+    mostly rounding; sum it over many calls (:func:`task_load`). ``steal_s`` is time the
+    hypervisor gave to other guests.
     """
     mine0, busy0, steal0 = _cpu_seconds()
     start = time.perf_counter()
@@ -213,13 +244,26 @@ def timed(fn) -> dict:
     mine1, busy1, steal1 = _cpu_seconds()
     out = {"seconds": seconds, "cpu_s": mine1 - mine0, "other_cpu_s": None, "steal_s": None}
     if busy0 is not None:
-        out["other_cpu_s"] = max(0.0, (busy1 - busy0) - (mine1 - mine0))
+        out["other_cpu_s"] = (busy1 - busy0) - (mine1 - mine0)
         out["steal_s"] = steal1 - steal0
     return out
 
 
 def _rounded(values, digits: int = 3) -> list:
     return [None if v is None else round(v, digits) for v in values]
+
+
+def task_load(calls: list[dict]) -> dict:
+    """The timed calls of one task, summed: their seconds, and what other processes and other
+    guests took meanwhile (``None`` where ``/proc/stat`` could not be read). Summed over a task
+    of seconds, the 10 ms ticks of ``/proc/stat`` no longer swamp the value, as they do for one
+    call of 0.1 s."""
+    def total(key):
+        values = [c[key] for c in calls]
+        return None if any(v is None for v in values) else round(sum(values), 3)
+
+    return {"calls": len(calls), "seconds": round(sum(c["seconds"] for c in calls), 3),
+            "other_cpu_s": total("other_cpu_s"), "steal_s": total("steal_s")}
 
 
 def _reference(name: str):
@@ -256,7 +300,7 @@ def encode_records(text: str, repeats: int, label: str = "mixed_encode") -> list
         if ours.encode(text) != ids:
             raise RuntimeError(f"tokvec and tiktoken disagree on the text with {name}: not timing a wrong answer")
         calls: dict[str, list[dict]] = {}
-        for _ in range(repeats):
+        for k in range(-1, repeats):                    # round -1: the warm-up, not timed
             cold = bytebpe.published(name)
             uncached = bytebpe.published(name)
             uncached.cache_size = 0
@@ -264,7 +308,11 @@ def encode_records(text: str, repeats: int, label: str = "mixed_encode") -> list
                              ("tokvec_cold_cache", lambda cold=cold: cold.encode(text)),
                              ("tokvec_warm_cache", lambda cold=cold: cold.encode(text)),
                              ("tokvec_no_cache", lambda uncached=uncached: uncached.encode(text))):
-                calls.setdefault(impl, []).append(timed(fn))
+                if k < 0:
+                    fn()
+                else:
+                    calls.setdefault(impl, []).append(timed(fn))
+        load = task_load([c for cs in calls.values() for c in cs])
         base_all = [c["seconds"] for c in calls["tiktoken"]]
         base = statistics.median(base_all)
         for impl, cs in calls.items():
@@ -274,11 +322,11 @@ def encode_records(text: str, repeats: int, label: str = "mixed_encode") -> list
             records.append({"task": "encode", "tokenizer": name, "impl": impl, "source_text": label,
                             "text_sha256": digest, "bytes": size, "tokens": len(ids), "seconds": round(s, 4),
                             "mb_per_s": round(size / s / 1e6, 3), "vs_tiktoken": round(s / base, 2),
-                            "repeats": repeats, "seconds_all": [round(t, 4) for t in ts],
+                            "repeats": repeats, "warmup_rounds": 1, "seconds_all": [round(t, 4) for t in ts],
                             # each round's ratio, against tiktoken's time in the same round
                             "vs_tiktoken_all": [round(t / b, 2) for t, b in zip(ts, base_all)],
                             "other_cpu_s_all": _rounded(c["other_cpu_s"] for c in cs),
-                            "steal_s_all": _rounded(c["steal_s"] for c in cs)})
+                            "steal_s_all": _rounded(c["steal_s"] for c in cs), "task_load": load})
     return records
 
 
@@ -286,7 +334,7 @@ def train_records(corpora: list[tuple[str, str, str, int]], repeats: int) -> lis
     """``corpora``: (label, the text's name in the results, text, vocab_size) each."""
     records = []
     for label, name, text, vocab_size in corpora:
-        first = bytebpe.train(text, vocab_size, [EOT])
+        first = bytebpe.train(text, vocab_size, [EOT])          # also the warm-up: not timed
         calls = [timed(lambda text=text, vocab_size=vocab_size: bytebpe.train(text, vocab_size, [EOT]))
                  for _ in range(repeats)]
         times = [c["seconds"] for c in calls]
@@ -299,10 +347,10 @@ def train_records(corpora: list[tuple[str, str, str, int]], repeats: int) -> lis
         records.append({"task": "train", "corpus": label, "source_text": name, "text_sha256": sha256(text),
                         "bytes": len(text.encode()), "vocab_size": vocab_size,
                         "merges": len(first[1]), "seconds": round(statistics.median(times), 3),
-                        "peak_mb": round(peak, 1), "repeats": repeats,
+                        "peak_mb": round(peak, 1), "repeats": repeats, "warmup_rounds": 1,
                         "seconds_all": [round(t, 3) for t in times],
                         "other_cpu_s_all": _rounded(c["other_cpu_s"] for c in calls),
-                        "steal_s_all": _rounded(c["steal_s"] for c in calls)})
+                        "steal_s_all": _rounded(c["steal_s"] for c in calls), "task_load": task_load(calls)})
     return records
 
 
@@ -318,6 +366,7 @@ def stream_records(texts: dict[str, tuple[str, str]]) -> list[dict]:
     """
     records = []
     for label, (name, text) in texts.items():
+        mine = []
         lines = text.splitlines(keepends=True)
         whole = bytebpe.published("cl100k_base").encode(text)
         if list(bytebpe.published("cl100k_base").encode_iterable(lines)) != whole:
@@ -330,12 +379,15 @@ def stream_records(texts: dict[str, tuple[str, str]]) -> list[dict]:
             fresh, traced = bytebpe.published("cl100k_base"), bytebpe.published("cl100k_base")
             call = timed(lambda fresh=fresh: count(fresh))
             peak = _peak_mb(lambda traced=traced: count(traced))
-            records.append({"task": "stream", "text": label, "source_text": name, "text_sha256": sha256(text),
-                            "tokenizer": "cl100k_base", "impl": impl,
-                            "cache": "cold", "bytes": len(text.encode()), "tokens": len(whole),
-                            "seconds": round(call["seconds"], 3), "peak_mb": round(peak, 2),
-                            "cache_entries": len(traced._cache), "other_cpu_s": _rounded([call["other_cpu_s"]])[0],
-                            "steal_s": _rounded([call["steal_s"]])[0]})
+            mine.append((call, {"task": "stream", "text": label, "source_text": name, "text_sha256": sha256(text),
+                                "tokenizer": "cl100k_base", "impl": impl,
+                                "cache": "cold", "bytes": len(text.encode()), "tokens": len(whole),
+                                "seconds": round(call["seconds"], 3), "peak_mb": round(peak, 2),
+                                "cache_entries": len(traced._cache),
+                                "other_cpu_s": _rounded([call["other_cpu_s"]])[0],
+                                "steal_s": _rounded([call["steal_s"]])[0]}))
+        load = task_load([call for call, _ in mine])
+        records += [{**record, "task_load": load} for _, record in mine]
     return records
 
 
@@ -351,7 +403,8 @@ def _retained_mb(fill) -> float:
 
 
 def cache_records(text: str, seed: int = 0, label: str = "mixed_train") -> list[dict]:
-    """The cache filled to ``Tokenizer.cache_size`` pieces: with real pieces, and with costly ones."""
+    """The cache filled to ``Tokenizer.cache_size`` pieces (or with every distinct piece of ``text``,
+    where it has fewer): with real pieces, and with costly ones."""
     import random
 
     import regex

@@ -112,11 +112,21 @@ def _follow(start, merges):
         for word, n in words.items():
             for p in zip(word, word[1:]):
                 recount[p] += n
-        assert dict(counts) == dict(recount), (
-            f"after merge {k} {pair}, pair_counts differs from a recount of the words in "
-            f"{len(set(counts.items()) ^ set(recount.items()))} entries (a count that fell to "
-            f"zero must be deleted, not kept as 0)")
+        _same_as_recount(counts, recount, f"after merge {k} {pair}")
     return words, counts
+
+
+def _same_as_recount(counts, recount, when):
+    """Fail with what differs: a pair kept at zero, or a count that is wrong."""
+    kept_at_zero = sorted(p for p, c in counts.items() if c == 0 and p not in recount)
+    wrong = sorted((p, counts.get(p), recount.get(p)) for p in set(counts) | set(recount)
+                   if counts.get(p, 0) != recount.get(p, 0))
+    assert not wrong, (
+        f"{when}, pair_counts differs from a recount of the words in {len(wrong)} count(s), "
+        f"for example {wrong[0][0]}: yours {wrong[0][1] or 0}, a recount {wrong[0][2] or 0}")
+    assert not kept_at_zero, (
+        f"{when}, pair_counts keeps {len(kept_at_zero)} pair(s) at count 0, for example "
+        f"{kept_at_zero[0]}: a count that falls to zero must be deleted, not kept as 0")
 
 
 def _by_hand(start, merges):
@@ -161,6 +171,66 @@ with check("an overlapping pair merges left to right, as train does: a a a -> aa
     start = {(b"a",) * 5: 2, (b"b", b"a", b"a", b"a"): 1, (b"c",): 4}
     words, counts = _follow(start, [(b"a", b"a"), (b"aa", b"a"), (b"b", b"aa")])
     assert words == _by_hand(start, [(b"a", b"a"), (b"aa", b"a"), (b"b", b"aa")])
+with check("merge_and_count changes only the counts of pairs in the words that hold pair"):
+    from collections import Counter
+
+    import regex
+
+    class _Writes(Counter):
+        """A Counter that records every key written (set or deleted) and whether it was cleared."""
+
+        def __init__(self, *args, **kwargs):
+            self.written, self.cleared = set(), False
+            super().__init__(*args, **kwargs)
+            self.written = set()
+
+        def __setitem__(self, key, value):
+            self.written.add(key)
+            super().__setitem__(key, value)
+
+        def __delitem__(self, key):
+            self.written.add(key)
+            super().__delitem__(key)
+
+        def clear(self):
+            self.cleared = True
+            super().clear()
+
+        def pop(self, key, *default):
+            self.written.add(key)
+            return super().pop(key, *default)
+
+        def popitem(self):
+            key, value = super().popitem()
+            self.written.add(key)
+            return key, value
+
+        def setdefault(self, key, default=None):
+            self.written.add(key)
+            return super().setdefault(key, default)
+
+    pieces = Counter(p for doc in documents.split(EOT) for p in regex.findall(bytebpe.GPT2_PATTERN, doc))
+    words = {tuple(bytes([b]) for b in p.encode()): n for p, n in pieces.items()}
+    counts = _Writes()
+    for word, n in words.items():
+        for p in zip(word, word[1:]):
+            counts[p] += n
+    counts.written = set()
+    _, merges = bytebpe.train(documents, 256 + 1 + 10, [EOT])
+    for k, pair in enumerate(merges):
+        holding = [w for w in words if pair in zip(w, w[1:])]
+        theirs = {p for w in holding for p in zip(w, w[1:])}
+        theirs |= {p for w in holding for merged in _by_hand({w: 1}, [pair]) for p in zip(merged, merged[1:])}
+        counts.written, counts.cleared = set(), False
+        words = merge_and_count(words, counts, pair)
+        assert not counts.cleared, (
+            f"merge {k} {pair}: merge_and_count cleared pair_counts and counted again; update "
+            f"in place only the counts of the pairs in the {len(holding)} words that hold {pair}")
+        others = sorted(counts.written - theirs)
+        assert not others, (
+            f"merge {k} {pair}: merge_and_count wrote the counts of {len(others)} pair(s) that "
+            f"no word holding {pair} contains, for example {others[0]}; a merge changes only "
+            f"the counts of pairs in the words that hold it, so leave the others alone")
 with check("thirty merges of train on the course corpus, each equal to a recount"):
     from collections import Counter
 

@@ -57,6 +57,59 @@ def test_the_texts_come_from_the_fixed_list_only(monkeypatch):
     assert set(bench.sources()["prose"]) == set(bench.PROSE_DISTRIBUTIONS)
 
 
+def _where_python_is():
+    """Strings that name this installation: its prefixes, its standard library's folder and its
+    configure flags (less the bare /usr and /usr/local, which the standard library names itself)."""
+    import sysconfig
+
+    where = {sys.prefix, sys.base_prefix, sys.exec_prefix, sysconfig.get_paths()["stdlib"],
+             sysconfig.get_config_var("CONFIG_ARGS") or ""}
+    return where - {"", "/", "/usr", "/usr/local"}
+
+
+def test_the_code_is_read_from_the_standard_modules_only(tmp_path):
+    """A file that describes the installation, not the language, is not read, even in the folder."""
+    (tmp_path / "abc.py").write_text("def f():\n    pass\n\n\nclass C:\n    pass\n")
+    (tmp_path / "_sysconfigdata__linux_x86_64-linux-gnu.py").write_text(
+        "build_time_vars = {'prefix': '/opt/python'}\n")
+    (tmp_path / "sitecustomize.py").write_text("import site\n")
+    (tmp_path / "not_a_module.py").write_text("x = 1\n")
+    assert [p.name for p in bench._code_files(tmp_path)] == ["abc.py"]
+    assert bench._code(tmp_path) == ["def f():\n    pass", "\nclass C:\n    pass\n"]
+
+
+def test_the_texts_do_not_depend_on_where_python_is_installed():
+    """_sysconfigdata_*.py, which holds the install prefix and the configure flags, used to be read."""
+    import sysconfig
+
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    assert list(stdlib.glob("_sysconfigdata*.py"))              # this installation has one ...
+    read = [p.name for p in bench._code_files()]
+    assert len(read) > 100 and not [n for n in read if n.startswith("_sysconfigdata")]   # ... unread
+    where = _where_python_is()
+    assert where                                               # at least the standard library's folder
+    code = "\n\n".join(bench._code())                          # all of it: every text is cut from it
+    assert not [w for w in where if w in code]
+    for text in (bench.mixed_text(30_000), bench.code_text(30_000), bench.english(10_000),
+                 train_bench.documents(30_000)):
+        assert not [w for w in where if w in text]
+
+
+def test_the_sources_record_the_code_text_by_its_digest():
+    code = bench.sources()["code"]
+    assert code["sha256"] == bench.sha256("\n\n".join(bench._code()))
+    assert code["modules"] == len(bench._code_files()) and code["bytes"] > 1_000_000
+    assert code["python"] == sys.version.split()[0]
+
+
+def test_the_training_documents_come_from_the_same_sources(monkeypatch):
+    """bytebpe_train_vs_hf builds its documents from the mixed text of bytebpe_vs_tiktoken."""
+    monkeypatch.setattr(bench, "_code", lambda: ["def marker_of_the_code():\n    return 0"] * 150_000)
+    text = train_bench.documents(40_000)
+    assert "marker_of_the_code" in text and text.count(train_bench.EOT) > 3
+    assert bench.mixed_text(40_000).split("\n\n")[:10] == text.split(train_bench.EOT)[0].split("\n\n")
+
+
 def test_a_missing_source_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(bench, "PROSE_DISTRIBUTIONS", ("no-such-distribution-xyz",))
     with pytest.raises(RuntimeError, match="no-such-distribution-xyz.*requirements"):
@@ -70,9 +123,49 @@ def test_timed_counts_the_workers_and_leaves_the_rest_to_others():
     spin = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass"
     call = bench.timed(lambda: subprocess.run([sys.executable, "-c", spin], check=True))
     assert call["cpu_s"] >= 0.3 and call["seconds"] >= 0.3
-    assert call["other_cpu_s"] is None or call["other_cpu_s"] >= 0
+    # kept as measured (ticks of 10 ms, so a tick or two below zero at times), never clamped
+    assert call["other_cpu_s"] is None or call["other_cpu_s"] > -0.1
     idle = bench.timed(lambda: None)
     assert idle["cpu_s"] < 0.05
+
+
+def test_the_load_of_a_task_is_the_sum_over_its_calls():
+    calls = [{"seconds": 0.1, "other_cpu_s": -0.01, "steal_s": 0.0},
+             {"seconds": 0.2, "other_cpu_s": 0.03, "steal_s": 0.01}]
+    assert bench.task_load(calls) == {"calls": 2, "seconds": 0.3, "other_cpu_s": 0.02, "steal_s": 0.01}
+    assert bench.task_load([{"seconds": 1.0, "other_cpu_s": None, "steal_s": None}])["other_cpu_s"] is None
+
+
+def test_encode_warms_up_with_an_untimed_round(monkeypatch):
+    """Each tokenizer: the check, one untimed round, then the timed rounds; the task's load sums them."""
+    calls = []
+    real_reference, real_timed = bench._reference, bench.timed
+
+    class Counting:
+        def __init__(self, encoding):
+            self.encoding = encoding
+
+        def encode(self, text, **kwargs):
+            calls.append("tiktoken")
+            return self.encoding.encode(text, **kwargs)
+
+    def timed(fn):
+        calls.append("timed")
+        return real_timed(fn)
+
+    monkeypatch.setattr(bench, "_reference", lambda name: Counting(real_reference(name)))
+    monkeypatch.setattr(bench, "timed", timed)
+    records = bench.encode_records(bench.mixed_text(5_000), repeats=2)
+    # the ids to check, the warm-up round's call, then two timed rounds of the four contenders
+    per_tokenizer = ["tiktoken", "tiktoken"] + (["timed", "tiktoken"] + ["timed"] * 3) * 2
+    assert calls == per_tokenizer * 2
+    for r in records:
+        assert r["warmup_rounds"] == 1 and len(r["seconds_all"]) == 2
+        mine = [x for x in records if x["tokenizer"] == r["tokenizer"]]
+        assert r["task_load"]["calls"] == 8
+        assert r["task_load"]["seconds"] == pytest.approx(sum(t for x in mine for t in x["seconds_all"]), abs=1e-3)
+        assert r["task_load"]["other_cpu_s"] == pytest.approx(
+            sum(t for x in mine for t in x["other_cpu_s_all"]), abs=1e-2)
 
 
 def test_encode_records_cover_both_tokenizers_and_every_contender():
@@ -95,6 +188,15 @@ def test_every_record_of_a_run_names_a_text_the_run_describes():
         assert bench.text_of(out, r) == out["texts"][r["source_text"]]
     assert {r["source_text"] for r in out["records"] if r["task"] == "train"} == {
         "course_corpus", "english", "mixed_train"}
+    # what other processes took, summed over each task's timed calls (one corpus, one text)
+    for r in out["records"]:
+        if r["task"] == "train":
+            assert r["task_load"]["calls"] == 1 and r["warmup_rounds"] == 1
+            assert r["task_load"]["seconds"] == pytest.approx(sum(r["seconds_all"]), abs=1e-3)
+        if r["task"] == "stream":
+            both = [x for x in out["records"] if x["task"] == "stream" and x["text"] == r["text"]]
+            assert r["task_load"]["calls"] == 2 and len(both) == 2
+            assert r["task_load"]["seconds"] == pytest.approx(sum(x["seconds"] for x in both), abs=2e-3)
     wrong = {**out["records"][0], "text_sha256": "0" * 64}
     with pytest.raises(ValueError, match="describes mixed_encode"):
         bench.text_of(out, wrong)
@@ -238,7 +340,7 @@ def test_one_measurement_trains_both_to_the_vocabulary_size(tmp_path):
     for impl in ("tokvec", "hf"):
         out = train_bench.one(impl, str(path), 400, 1, traced=impl == "tokvec")
         assert out["vocab"] == 400 and out["seconds"] > 0 and out["rss_mb"] >= out["rss_before_mb"] > 0
-        assert out["cpu_s"] > 0 and (out["other_cpu_s"] is None or out["other_cpu_s"] >= 0)
+        assert out["cpu_s"] > 0 and (out["other_cpu_s"] is None or out["other_cpu_s"] > -0.1)   # as measured: ticks
     assert out.get("traced_mb") is None and train_bench.one("tokvec", str(path), 400, 1, True)["traced_mb"] > 0
     import tracemalloc
 
@@ -258,14 +360,27 @@ def test_a_train_file_that_differs_from_train_is_not_timed(tmp_path, monkeypatch
         train_bench.check(str(path), text, 300, 2)
 
 
-def test_a_training_run_names_its_text_and_what_others_did_in_each_round(tmp_path):
+def test_a_training_run_names_its_text_and_what_others_did_in_each_round(tmp_path, monkeypatch):
+    started = []
+    real = train_bench._run_one
+
+    def run_one(impl, path, vocab_size, threads, traced=False):
+        started.append((impl, threads, traced))
+        return real(impl, path, vocab_size, threads, traced)
+
+    monkeypatch.setattr(train_bench, "_run_one", run_one)
     out = train_bench.run(sizes_mb=(0.05,), vocab_size=300, repeats=2, threads=2, workdir=str(tmp_path))
+    round_ = [("tokvec", 1, False), ("hf", 1, False), ("tokvec", 2, False), ("hf", 2, False)]
+    assert started == round_ * 3 + [("tokvec", 1, True)]        # a warm-up round, two timed, the traced run
     (label, text), = out["texts"].items()
     assert {(r["impl"], r["threads"]) for r in out["records"]} == {("tokvec", 1), ("hf", 1), ("tokvec", 2), ("hf", 2)}
     for r in out["records"]:
-        assert r["text"] == label and r["text_sha256"] == text["sha256"]
+        assert r["text"] == label and r["text_sha256"] == text["sha256"] and r["warmup_rounds"] == 1
         assert len(r["cpu_s_all"]) == len(r["other_cpu_s_all"]) == len(r["steal_s_all"]) == 2
         assert all(c >= 0 for c in r["cpu_s_all"])
+        assert r["task_load"]["calls"] == 8                    # the two timed rounds of all four
+        assert r["task_load"]["other_cpu_s"] == pytest.approx(
+            sum(c for x in out["records"] for c in x["other_cpu_s_all"]), abs=1e-2)
     assert sum(c for r in out["records"] for c in r["cpu_s_all"]) > 0
 
 
