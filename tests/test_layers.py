@@ -187,6 +187,74 @@ def test_no_private_torch_api_is_overridden():
     assert "._apply" not in inspect.getsource(layers)
 
 
+GRAD_MODES = {"inference_mode": torch.inference_mode, "no_grad": torch.no_grad, "training": torch.enable_grad}
+
+
+@pytest.mark.parametrize("mode", list(GRAD_MODES))
+def test_torch_compile_of_a_fresh_layer_equals_the_eager_layer(mode):
+    """torch.compile(layer) on a layer never called before, under inference mode, no_grad and in
+    training: the same output (and in training the same gradient) as the eager layer. The table is
+    built in __init__; built inside the first compiled call, torch 2.13 fails a guard of its own
+    under inference mode ("Guard failed on the same frame it was created")."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    layer = TransformerEmbedding(50, 8, 16, dropout=0.0)
+    layer.train(mode == "training")
+    ids = torch.tensor([[3, 1, 4, 1, 5], [9, 2, 6, 5, 3]])
+    compiled = torch.compile(layer)
+    with GRAD_MODES[mode]():
+        got = compiled(ids, torch.tensor([0, 7]))
+    with GRAD_MODES[mode]():
+        want = layer(ids, torch.tensor([0, 7]))
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6)
+    assert got.requires_grad == (mode == "training")
+    if mode == "training":
+        got.pow(2).sum().backward()
+        grad = layer.token.weight.grad.clone()
+        layer.token.weight.grad = None
+        want.pow(2).sum().backward()
+        torch.testing.assert_close(grad, layer.token.weight.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_the_table_is_built_in_init_and_rebuilt_in_eager_code_inside_torch_compile(monkeypatch):
+    """No forward builds the table unless the dtype or device changed; then a compiled layer runs
+    the rebuild as eager code (torch.compiler.disable) and gives the exact float64 table. It
+    breaks its graph once, at the input check (the ids' range is read back to Python), and a bad
+    id still gets the check's error, naming the id."""
+    from tokvec import layers
+
+    torch._dynamo.reset()
+    layer = TransformerEmbedding(50, 8, 16, dropout=0.0).eval()
+    ids = torch.tensor([[3, 1, 4], [1, 5, 9]])
+
+    def no_build(*args):
+        raise AssertionError("the table was built inside forward")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(layers, "_table_like", no_build)
+        with torch.inference_mode():
+            explained = torch._dynamo.explain(layer)(ids)
+            layer(ids)
+    assert explained.graph_count == 2 and explained.graph_break_count == 1
+    assert "data dependent" in str(explained.break_reasons[0].reason).lower()
+    compiled = torch.compile(layer)
+    layer.double()
+    with torch.inference_mode():
+        out = compiled(ids)
+        assert out.dtype == torch.float64
+        assert torch.equal(layer.pe, sinusoidal_table(16, 8, dtype=torch.float64))
+        torch.testing.assert_close(out, layer(ids), rtol=0, atol=0)
+        with pytest.raises(IndexError, match="token id 50 at index"):
+            compiled(torch.tensor([[1, 50]]))
+
+
+def test_vmap_over_the_ids_is_an_error_that_names_the_fix():
+    layer = TransformerEmbedding(50, 8, 16).eval()
+    ids = torch.tensor([[3, 1, 4], [1, 5, 9]])
+    with pytest.raises(TypeError, match=r"torch.func.vmap.*call it on ids of shape \(B, T\)"):
+        torch.func.vmap(layer)(ids[:, None, :])
+
+
 def test_eval_forward_writes_into_the_gathered_rows_and_training_keeps_autograd():
     layer = TransformerEmbedding(50, 8, 16, dropout=0.0)
     ids = torch.tensor([[3, 1, 4, 1], [5, 9, 2, 6]])

@@ -79,10 +79,29 @@ def _lookup_ids(ids, vocab_size: int, max_len: int, weight: torch.Tensor, offset
     if ids.device != weight.device:
         raise ValueError(f"ids are on {ids.device} but the layer's table is on {weight.device}; "
                          f"move one of them, e.g. ids.to({str(weight.device)!r})")
-    _, T = check_ids(ids, vocab_size, max_len, offsets)       # ids and offsets: one read-back
+    try:
+        _, T = check_ids(ids, vocab_size, max_len, offsets)   # ids and offsets: one read-back
+    except RuntimeError as err:           # a tensor with no storage to read: torch.func.vmap's
+        if "doesn't have storage" not in str(err):
+            raise
+        raise TypeError("ids are a batched tensor of torch.func.vmap (or another torch.func "
+                        "transform), whose values the layer's input check cannot read; the layer "
+                        "takes a whole batch already: call it on ids of shape (B, T) instead of "
+                        "vmapping over them") from err
     if ids.dtype not in (torch.int64, torch.int32):
         ids = ids.long()
     return T, ids
+
+
+@torch.compiler.disable
+def _table_like(weight: torch.Tensor, max_len: int, d_model: int, base: float) -> torch.Tensor:
+    """:func:`sinusoidal_table` in the dtype and on the device of ``weight``; never traced.
+
+    ``torch.compile`` runs this function as eager code (a graph break) instead of tracing the
+    NumPy call inside: traced under ``torch.inference_mode()``, ``torch.from_numpy`` trips a
+    guard of torch 2.13's compiler ("Guard failed on the same frame it was created").
+    """
+    return sinusoidal_table(max_len, d_model, base, dtype=weight.dtype, device=weight.device)
 
 
 class TransformerEmbedding(nn.Module):
@@ -97,7 +116,10 @@ class TransformerEmbedding(nn.Module):
     ``ids`` has shape ``(T,)`` or ``(B, T)``; the output is ``(T, d_model)`` or ``(B, T, d_model)``
     in the module's dtype (a bfloat16 module gives bfloat16, never a silent float32). Every call
     checks the ids first (:func:`tokvec.validate.check_ids`), on every device, so a bad id is a
-    Python error that names it, never a wrapped-around row or a device-side assert.
+    Python error that names it, never a wrapped-around row or a device-side assert. The check
+    reads two numbers back to Python, so ``torch.compile(layer)`` makes two graphs of a call, the
+    reduction and then the lookup and the sum, with the check between them in Python (one graph
+    break); it works under ``torch.inference_mode()``, ``torch.no_grad()`` and in training.
 
     The token table starts normal with mean 0 and standard deviation ``d_model ** -0.5`` (variance
     ``1 / d_model``), the initialization that comes with the ``sqrt(d_model)`` factor in the
@@ -137,24 +159,25 @@ class TransformerEmbedding(nn.Module):
             self.token.weight.normal_(0.0, init_std)
             if padding_idx is not None:
                 self.token.weight[padding_idx].zero_()
-        self._pe = None                                          # (key, table), built on first use
+        w = self.token.weight                                    # the table is built here, once
+        self._pe = ((w.dtype, w.device), _table_like(w, max_len, d_model, base))  # (key, table)
         self.dropout = nn.Dropout(dropout)
 
     @property
     def pe(self) -> torch.Tensor:
         """The ``(max_len, d_model)`` sinusoidal table in the dtype and on the device of the weights.
 
-        Built from float64 and rounded once, whenever the module's dtype or device has changed
-        since the last call (``.to``, ``.double()``, ``.cuda()``, ... of this module or of a model
-        that contains it), so it is always one rounding away from the true values, never a
-        float32 table cast again. Not a buffer, so nothing is cast twice and the ``state_dict``
-        holds only the weights.
+        Built from float64 and rounded once, in ``__init__`` and again whenever the module's dtype
+        or device has changed since the last call (``.to``, ``.double()``, ``.cuda()``, ... of this
+        module or of a model that contains it), so it is always one rounding away from the true
+        values, never a float32 table cast again. Not a buffer, so nothing is cast twice and the
+        ``state_dict`` holds only the weights. A rebuild runs as ordinary eager code even inside
+        ``torch.compile`` (:func:`_table_like`), so a compiled layer works after a ``.to()``.
         """
         w = self.token.weight
         key = (w.dtype, w.device)
         if self._pe is None or self._pe[0] != key:
-            self._pe = (key, sinusoidal_table(self.max_len, self.d_model, self.base, dtype=w.dtype,
-                                              device=w.device))
+            self._pe = (key, _table_like(w, self.max_len, self.d_model, self.base))
         return self._pe[1]
 
     def forward(self, ids: torch.Tensor, offsets: torch.Tensor | int | None = None) -> torch.Tensor:

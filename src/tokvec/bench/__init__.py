@@ -8,7 +8,8 @@ Nothing on the data path imports this package; it imports the data path and time
   eager and compiled (chapter 10);
 * :mod:`tokvec.bench.parts`    -- ``python -m tokvec.bench parts``: page faults per call (with an
   allocator control), the input checks alone and after a cache-evicting write, the layer taken
-  apart, and an output-sized copy (chapter 10);
+  apart, an output-sized copy, and one thread against every core beside busy processes
+  (chapter 10);
 * :mod:`tokvec.bench.gpu`      -- ``python -m tokvec.bench kernels``: eager, compiled, the Triton
   kernel and a plain copy on one GPU (chapter 10.1, "Making it fast on a GPU", reads its
   results; no GPU numbers are committed yet);

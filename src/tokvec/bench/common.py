@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from tokvec.environment import cpu_name, versions
 
-__all__ = ["RESULTS_DIR", "describe", "load", "machine", "synchronize", "time_call", "write"]
+__all__ = ["RESULTS_DIR", "describe", "load", "load_average", "machine", "summary", "synchronize", "time_call",
+           "write"]
 
 #: The committed results, shipped with the package.
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
@@ -67,6 +69,27 @@ def time_call(fn: Callable[[], object], *, repeats: int, warmup: int, dev=None,
         synchronize(dev)
         times.append((time.perf_counter() - start) * 1e3)
     return times
+
+
+def summary(ts: list[float], digits: int = 4) -> dict:
+    """What a list of times (ms) says, rounded: ``min_ms``, ``p10_ms``, ``median_ms``, ``p90_ms``
+    and ``repeats``. The 10th and 90th percentiles (``statistics.quantiles``, inclusive) show the
+    spread that a median hides: on a busy machine the slow tail moves first."""
+    if len(ts) > 1:
+        deciles = statistics.quantiles(ts, n=10, method="inclusive")
+        p10, p90 = deciles[0], deciles[-1]
+    else:
+        p10 = p90 = ts[0]
+    return {"min_ms": round(min(ts), digits), "p10_ms": round(p10, digits),
+            "median_ms": round(statistics.median(ts), digits), "p90_ms": round(p90, digits),
+            "repeats": len(ts)}
+
+
+def load_average() -> list[float] | None:
+    """How busy the machine is: runnable processes averaged over 1, 5 and 15 minutes
+    (``os.getloadavg``; None where the system has none). Read before and after a run: on a
+    machine with ``n`` cores, a load near ``n`` or above means other work shared them."""
+    return [round(v, 2) for v in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def write(result, path) -> dict | list:

@@ -21,16 +21,18 @@ so the times compare like with like:
 * ``compiled``   -- ``torch.compile`` of the tutorials' expression (``--no-compile`` leaves it out;
   compiling takes some seconds per size).
 
-The PyTorch contenders run on the CPU, and also on ``cuda`` or ``mps`` when present. Each size
-runs a few warm-up calls of every contender, then ``repeats`` timed rounds that call each one
-once (interleaved, so a slow moment of the machine hits all alike), and reports the median and
-the minimum. Round ``r`` starts at contender ``r % n`` and goes on in the fixed order
-(:func:`call_order`), a rotation: each contender runs right after its fixed predecessor in all
-but the rounds it opens (about one in ``n``), so a contender that leaves large tensors or cold
-caches behind slows mostly the same neighbour (chapter 10 counts it). A seeded shuffle of every
-round would spread that; a future run should use one. Each timed call includes freeing its
-result (it is dropped inside the timing). The JSON file records the machine, the versions and
-the command, so a number is never separated from where it was measured.
+The PyTorch contenders run on the CPU, and also on ``cuda`` or ``mps`` when present, on one
+thread unless told otherwise (``threads``; ``torch.utils.benchmark.Timer`` pins one thread by
+default too): with two threads on a busy two-core machine every parallel region waits for a
+descheduled thread, and the medians say more about the machine than the code (chapter 10 shows
+it, from ``python -m tokvec.bench parts``). Each size runs a few warm-up calls of every
+contender, then ``repeats`` timed rounds that call each one once (interleaved, so a slow moment
+of the machine hits all alike), in an order shuffled every round by a seeded generator
+(:func:`call_order`), so no contender follows the same neighbour in most rounds. A record holds
+the minimum, the 10th percentile, the median and the 90th percentile. Each timed call includes
+freeing its result (it is dropped inside the timing). The JSON file records the machine, the
+versions, the command and the load average before and after, so a number is never separated
+from where it was measured.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import argparse
 import copy
 import math
 import os
-import statistics
+import random
 import sys
 from collections.abc import Callable, Sequence
 
@@ -48,7 +50,7 @@ import torch
 
 from tokvec import reference
 from tokvec.arrays import embed_numpy, sinusoidal_table_numpy
-from tokvec.bench.common import describe, time_call, write
+from tokvec.bench.common import describe, load_average, summary, time_call, write
 from tokvec.layers import TransformerEmbedding, device
 from tokvec.validate import check_ids
 
@@ -103,56 +105,75 @@ def contenders(B: int, T: int, d: int, V: int, seed: int, devices: Sequence[torc
             yield "compiled", dev.type, "float32", torch.compile(tutorial, dynamic=False)
 
 
-def call_order(impls: Sequence, repeats: int, rounds: dict | None = None) -> list[tuple[int, object]]:
+def call_order(impls: Sequence, repeats: int, rounds: dict | None = None,
+               seed: int = 0) -> list[tuple[int, object]]:
     """The timed calls of :func:`run` in the order they are made: ``(round, contender)`` pairs.
 
-    Round ``r`` starts at ``impls[r % n]`` and goes on in the fixed order, wrapping around (a
-    rotation, not a shuffle). A contender with fewer ``rounds`` (pure Python: 3) sits out the
-    rounds after its last, so its neighbours then meet each other instead.
+    Every round calls each contender once, in an order shuffled with ``random.Random(seed)``,
+    so that across the rounds each contender follows every other about equally often (a fixed
+    order would give it the same neighbour every time, and a neighbour that leaves cold caches
+    or a large freed tensor behind would slow it alone). A contender with fewer ``rounds`` (pure
+    Python at the larger sizes: 3) sits out the rounds after its last.
     """
     rounds = rounds or {}
-    n = len(impls)
-    return [(r, impl) for r in range(repeats) for impl in list(impls[r % n:]) + list(impls[:r % n])
-            if r < rounds.get(impl, repeats)]
+    order = random.Random(seed)
+    calls = []
+    for r in range(repeats):
+        chosen = [impl for impl in impls if r < rounds.get(impl, repeats)]
+        order.shuffle(chosen)
+        calls += [(r, impl) for impl in chosen]
+    return calls
 
 
 def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: int = 4096, repeats: int = 20,
-        warmup: int = 3, devices: Sequence[str] | None = None, python_limit: int = 2**22, seed: int = 0,
-        compile: bool = True, log: Callable[[str], None] | None = None) -> list[dict]:
+        warmup: int = 3, devices: Sequence[str] | None = None, python_limit: int = 2**22,
+        python_rounds_limit: int = 2**16, threads: int | None = 1, seed: int = 0, compile: bool = True,
+        log: Callable[[str], None] | None = None) -> list[dict]:
     """Time every contender at every size; return one record per (size, contender).
 
-    A record holds ``impl, device, dtype, batch, seq_len, d_model, vocab_size, median_ms, min_ms,
-    repeats`` and ``tokens_per_s``. Pure Python runs only where ``B*T*d <= python_limit`` (it
-    would take minutes above) and with at most 3 repeats (and 1 warm-up call). ``devices``
-    defaults to the CPU plus the GPU found by :func:`tokvec.layers.device`, if any.
+    A record holds ``impl, device, dtype, batch, seq_len, d_model, vocab_size, threads``, the
+    times ``min_ms, p10_ms, median_ms, p90_ms`` (:func:`tokvec.bench.common.summary`),
+    ``repeats`` and ``tokens_per_s`` (from the median). Pure Python runs only where
+    ``B*T*d <= python_limit`` (it would take minutes above), with 1 warm-up call, and in every
+    round only where ``B*T*d <= python_rounds_limit`` (above, 3 rounds: a call takes a quarter
+    of a second or more there). ``devices`` defaults to the CPU plus the GPU found by
+    :func:`tokvec.layers.device`, if any. ``threads`` is the number of threads PyTorch may use
+    (``torch.set_num_threads``, restored afterwards; None leaves it as it is); ``compiled`` is
+    compiled under it too, since the generated code keeps the thread count it was compiled with.
 
     The calls are interleaved: after every contender has warmed up, each round times one call of
-    each, so a disturbance (another program taking a core for a moment) hits all of them alike.
-    The order of a round is a rotation of the fixed order (:func:`call_order`): each contender
-    follows the same predecessor in every round but those it opens, so one that leaves large
-    tensors or cold caches behind slows mostly the same neighbour.
+    each, in an order shuffled every round (:func:`call_order`), so a disturbance (another
+    program taking a core for a moment) hits all of them alike and no contender always follows
+    the same one.
     """
     if devices is None:
         devices = ["cpu"] + ([device().type] if device().type != "cpu" else [])
     devs = [torch.device(name) for name in devices]
+    previous = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
     records = []
-    with torch.inference_mode():
-        for B, T, d in sizes:
-            impls = list(contenders(B, T, d, vocab_size, seed, devs, python_limit, compile))
-            rounds = {impl: min(repeats, 3) if impl[0] == "python" else repeats for impl in impls}
-            for impl in impls:                                   # warm up (and compile) everyone first
-                time_call(impl[3], repeats=0, warmup=1 if impl[0] == "python" else warmup, dev=impl[1])
-            times = {impl: [] for impl in impls}
-            for _, impl in call_order(impls, repeats, rounds):   # one call of each per round
-                times[impl] += time_call(impl[3], repeats=1, warmup=0, dev=impl[1])
-            for (impl, dev, dtype, _), ts in times.items():
-                median = statistics.median(ts)
-                records.append({"impl": impl, "device": dev, "dtype": dtype, "batch": B, "seq_len": T,
-                                "d_model": d, "vocab_size": vocab_size, "median_ms": round(median, 4),
-                                "min_ms": round(min(ts), 4), "repeats": len(ts),
-                                "tokens_per_s": round(B * T / (median / 1e3))})
-                if log:
-                    log(f"{impl:>10} {dev:>4}  B={B:<3} T={T:<4} d={d:<4} median {median:10.3f} ms")
+    try:
+        with torch.inference_mode():
+            for B, T, d in sizes:
+                impls = list(contenders(B, T, d, vocab_size, seed, devs, python_limit, compile))
+                python_rounds = repeats if B * T * d <= python_rounds_limit else min(repeats, 3)
+                rounds = {impl: python_rounds if impl[0] == "python" else repeats for impl in impls}
+                for impl in impls:                               # warm up (and compile) everyone first
+                    time_call(impl[3], repeats=0, warmup=1 if impl[0] == "python" else warmup, dev=impl[1])
+                times = {impl: [] for impl in impls}
+                for _, impl in call_order(impls, repeats, rounds, seed):   # one call of each per round
+                    times[impl] += time_call(impl[3], repeats=1, warmup=0, dev=impl[1])
+                for (impl, dev, dtype, _), ts in times.items():
+                    spread = summary(ts)
+                    records.append({"impl": impl, "device": dev, "dtype": dtype, "batch": B, "seq_len": T,
+                                    "d_model": d, "vocab_size": vocab_size, "threads": torch.get_num_threads(),
+                                    **spread, "tokens_per_s": round(B * T / (spread["median_ms"] / 1e3))})
+                    if log:
+                        log(f"{impl:>10} {dev:>4}  B={B:<3} T={T:<4} d={d:<4} median {spread['median_ms']:10.3f} ms"
+                            f"  p90 {spread['p90_ms']:10.3f} ms")
+    finally:
+        torch.set_num_threads(previous)
     return records
 
 
@@ -175,17 +196,24 @@ def main(argv: Sequence[str] | None = None) -> dict:
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--devices", nargs="+", default=None, help="default: cpu and the GPU if present")
-    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads (default: unchanged)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch.set_num_threads for the run (default 1; 0 leaves PyTorch's own choice)")
+    parser.add_argument("--seed", type=int, default=0, help="the ids, the weights and the order of the rounds")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     parser.add_argument("--out", default=None, help="write the results as JSON to this file")
     args = parser.parse_args(argv)
     # torch.compile compiles in this process: no pool of compile workers idling beside the clock
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
-    if args.threads:
+    if args.threads:                        # for the whole process, so machine() records it too
         torch.set_num_threads(args.threads)
+    load_before = load_average()
     records = run(args.sizes, vocab_size=args.vocab_size, repeats=args.repeats, warmup=args.warmup,
-                  devices=args.devices, compile=not args.no_compile, log=print)
-    result = {**describe(" ".join(["python -m tokvec.bench", *argv])), "records": records}
+                  devices=args.devices, threads=None, seed=args.seed, compile=not args.no_compile,
+                  log=print)
+    # how busy the machine was (runnable processes, averaged over 1, 5 and 15 minutes)
+    load = {"before": load_before, "after": load_average()}
+    result = {**describe(" ".join(["python -m tokvec.bench", *argv])), "load_average": load,
+              "records": records}
     if args.out:
         write(result, args.out)
         print(f"wrote {len(records)} records to {args.out}")

@@ -9,7 +9,7 @@ Measurements beside the timing run of :mod:`tokvec.bench.cpu`, not inside it:
 
 * :func:`count_faults` -- the minor page faults each call takes (``ru_minflt`` of
   ``getrusage``, read before and after every call), for the contenders of
-  :func:`tokvec.bench.cpu.contenders` in the same rotating rounds as :func:`tokvec.bench.cpu.run`.
+  :func:`tokvec.bench.cpu.contenders` in the same shuffled rounds as :func:`tokvec.bench.cpu.run`.
   A minor fault is the kernel handing the process a page it has not touched before, zeroed.
   glibc's ``malloc`` first looks for a free block, or free space at the top of its heap, big
   enough; only when none fits does its *mmap threshold* decide: a request at or above it gets a
@@ -22,11 +22,13 @@ Measurements beside the timing run of :mod:`tokvec.bench.cpu`, not inside it:
   slack, so a tensor of exactly 32 MiB stays above it too. Smaller blocks are served from the heap
   and, once the heap has grown to fit them (a few calls: ``faults_max``), reused: a steady state,
   hence medians. :func:`main` counts twice: as the library runs by default, and, as the control,
-  in a fresh process started with :data:`KEEP_LARGE_BLOCKS`. The counts of the two runs differ
-  only in the allocator's choice; their times come from two processes, not interleaved, and move
-  between runs.
-* :func:`alternate_allocators` -- the default and the control in alternating fresh processes
-  (ABAB...), at one size and for a few contenders: the time a fresh page costs, as a range.
+  in a fresh process started with :data:`KEEP_LARGE_BLOCKS` (no block gets a mapping of its own;
+  the child checks that the setting took effect). The counts of the two runs differ only in the
+  allocator's choice; their times come from two processes, not interleaved, and move between
+  runs.
+* :func:`alternate_allocators` -- the default, the control and PyTorch's huge pages
+  (:data:`HUGE_PAGES`) in fresh processes that take turns, at one size and for a few
+  contenders: the time a fresh page costs, as a range.
 * :func:`time_checks` -- :func:`tokvec.validate.check_ids` alone on the ids of each size, with
   warm caches (calls back to back) and, as a cache-eviction control, each call right after a
   single-threaded NumPy write of a small buffer (512 KiB) or of one larger than the last-level
@@ -35,6 +37,12 @@ Measurements beside the timing run of :mod:`tokvec.bench.cpu`, not inside it:
   arithmetic it shares with ``in_place``, part by part, in one tight loop at small sizes.
 * :func:`time_copy` -- ``dst.copy_(src)`` into a kept tensor and ``src.clone()`` into a fresh one,
   output-sized: the bandwidth ceiling of a roofline, and fresh memory without anything else.
+* :func:`time_threads` -- eager contenders on one thread and on every core, in the same rounds,
+  with no other work and with one busy process per core: what an unpinned thread count does to
+  the times on a shared machine.
+
+Everything but :func:`time_threads` runs on ``--threads`` threads, 1 by default, as
+``python -m tokvec.bench`` does.
 
 Every timing record holds the minimum over its calls as well as the median: on a shared machine
 load only ever adds time, so the minimum (or a low quantile) is the number least disturbed by it,
@@ -61,22 +69,34 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from tokvec.bench.common import describe, time_call, write
+from tokvec.bench.common import describe, load_average, summary, time_call, write
+from tokvec.bench.cpu import CONTENDERS as CPU_CONTENDERS
 from tokvec.bench.cpu import DEFAULT_SIZES, call_order, contenders
 from tokvec.layers import TransformerEmbedding
 from tokvec.validate import check_ids
 
-__all__ = ["CHECK_BEFORE", "KEEP_LARGE_BLOCKS", "alternate_allocators", "count_faults",
-           "count_faults_in_subprocess", "glibc_heap", "main", "memory_setting", "time_checks",
-           "time_copy", "time_layer_parts"]
+__all__ = ["CHECK_BEFORE", "HUGE_PAGES", "KEEP_LARGE_BLOCKS", "alternate_allocators", "count_faults",
+           "count_faults_in_subprocess", "glibc_heap", "keeps_large_blocks", "main", "memory_setting",
+           "time_checks", "time_copy", "time_layer_parts", "time_threads"]
 
-#: The control's allocator setting (an environment variable read by glibc at start-up): serve
-#: blocks up to 128 MiB from the process's own heap (``mmap_threshold``), and give free memory
-#: at the top of the heap back to the kernel only above 1 GiB (``trim_threshold``; with the
-#: default, 128 KiB, freeing a large block at the top would hand its pages back, and the next
-#: call would fault them in again). Setting either one also turns glibc's adaptive thresholds
-#: off (as setting ``top_pad`` or ``mmap_max`` would), so the control's threshold stays fixed.
-KEEP_LARGE_BLOCKS = "GLIBC_TUNABLES=glibc.malloc.mmap_threshold=134217728:glibc.malloc.trim_threshold=1073741824"
+#: The control's allocator setting (an environment variable that glibc reads at start-up): no
+#: block gets a mapping of its own (``mmap_max=0``: every request, however large, is served from
+#: the process's heap), and free memory at the top of the heap goes back to the kernel only
+#: above 1 GiB (``trim_threshold``; with the default, 128 KiB, freeing a large block at the top
+#: would hand its pages back, and the next call would fault them in again). glibc accepts both
+#: values in every version that has tunables (2.26 and later); raising ``mmap_threshold``
+#: instead would not do: glibc refuses a value above its 32 MiB maximum in some versions (2.33
+#: and 2.34 among them) and keeps 128 KiB. :func:`count_faults_in_subprocess` checks in the
+#: child that the setting took effect (:func:`keeps_large_blocks`) and refuses the run
+#: otherwise. A setting for measuring, not for a service: PyTorch asks for 64-byte aligned
+#: blocks, which glibc carves out of a slightly larger free block, so the heap can grow for some
+#: calls before a freed block fits the next request.
+KEEP_LARGE_BLOCKS = "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1073741824"
+
+#: PyTorch's own switch (c10's CPU allocator reads it): tensors of 2 MiB or more get 2 MiB-aligned
+#: blocks with ``madvise(MADV_HUGEPAGE)``, so that one fault can map a 2 MiB huge page where the
+#: system grants them on request (transparent huge pages ``madvise`` or ``always``).
+HUGE_PAGES = "THP_MEM_ALLOC_ENABLE=1"
 
 
 def minor_faults() -> int:
@@ -87,10 +107,9 @@ def minor_faults() -> int:
 
 
 def _summary(ts: list[float]) -> dict:
-    """Minimum, 10th percentile and median of times in milliseconds (rounded), and their count."""
-    p10 = statistics.quantiles(ts, n=10, method="inclusive")[0] if len(ts) > 1 else ts[0]
-    return {"min_ms": round(min(ts), 5), "p10_ms": round(p10, 5),
-            "median_ms": round(statistics.median(ts), 5), "repeats": len(ts)}
+    """Minimum, 10th percentile, median and 90th percentile of times in milliseconds (rounded to
+    10 ns), and their count: :func:`tokvec.bench.common.summary`."""
+    return summary(ts, digits=5)
 
 
 def _faults_and_times(fns: dict, rounds: int, mapped: bool = False) -> tuple[dict, dict, dict]:
@@ -175,10 +194,26 @@ def glibc_heap() -> dict | None:
     return {"heap_bytes": info.arena, "mapped_blocks": info.hblks}
 
 
+def keeps_large_blocks(nbytes: int = 48 * 2**20) -> bool | None:
+    """Whether this process's ``malloc`` serves a block of ``nbytes`` (default 48 MiB, the layer's
+    largest output) from its heap rather than a mapping of its own: a float32 tensor of that
+    size is allocated and glibc's count of mapped blocks read before and after (:func:`glibc_heap`).
+    In a fresh process the heap holds no free block that large, so the answer is the
+    allocator's setting: False by default, True under :data:`KEEP_LARGE_BLOCKS` when glibc
+    accepted it. None where the C library is not glibc 2.33 or later (nothing to read)."""
+    before = glibc_heap()
+    if before is None:
+        return None
+    block = torch.empty(nbytes // 4, dtype=torch.float32)
+    after = glibc_heap()
+    del block
+    return after["mapped_blocks"] == before["mapped_blocks"]
+
+
 def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: int = 4096,
                  repeats: int = 100, warmup: int = 3, seed: int = 0, compile: bool = True,
-                 malloc: str = "default", impls: Sequence[str] | None = None,
-                 mapped: bool = False, log: Callable[[str], None] | None = None) -> list[dict]:
+                 malloc: str = "default", impls: Sequence[str] | None = None, mapped: bool = False,
+                 threads: int | None = None, log: Callable[[str], None] | None = None) -> list[dict]:
     """Minor page faults and time per call, for every CPU contender but pure Python, at every size.
 
     The contenders are those of :func:`tokvec.bench.cpu.run` (or only ``impls``) and are called
@@ -192,9 +227,13 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
     more blocks with a mapping of their own glibc held while the call's output was alive (1 for
     an output that got fresh pages, 0 for one from the heap; None without glibc:
     :func:`glibc_heap`). It tells why a call took the faults it took; the outputs then stay
-    alive until after the count, so the times leave out their free.
+    alive until after the count, so the times leave out their free. ``threads``, if given, is
+    PyTorch's thread count for the run (``torch.set_num_threads``, restored afterwards).
     """
     records = []
+    previous = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
     with torch.inference_mode():
         for B, T, d in sizes:
             chosen = [(name, fn) for name, _, _, fn in contenders(
@@ -217,47 +256,146 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
                     log(f"{malloc[:14]:>14} {name:>10}  B={B:<3} T={T:<4} d={d:<4} faults/call "
                         f"{statistics.median(f):8.0f}  (output {B * T * d * 4 / 2**20:4.0f} MiB)  "
                         f"min {min(ts):8.3f} ms")
+    torch.set_num_threads(previous)
     return records
 
 
 def count_faults_in_subprocess(environment: str = KEEP_LARGE_BLOCKS, **kwargs) -> list[dict]:
     """:func:`count_faults` in a fresh Python process with one more environment variable
-    (``"NAME=value"``), which the C library reads only at start-up; ``malloc`` is set to it.
-    An empty ``environment`` runs the default allocator (``malloc`` is ``"default"``)."""
+    (``"NAME=value"``), which the C library or PyTorch reads only at start-up; ``malloc`` is set
+    to it. An empty ``environment`` runs the default allocator (``malloc`` is ``"default"``).
+
+    For the control (:data:`KEEP_LARGE_BLOCKS`) the child first checks that the setting took
+    effect (:func:`keeps_large_blocks`, before anything else is allocated) and the run is refused
+    with a RuntimeError if it did not, or cannot be checked (not glibc): its counts would then be
+    those of the default allocator under the control's name."""
     env = dict(os.environ)
     if environment:
         name, value = environment.split("=", 1)
         env[name] = value
     kwargs = {**kwargs, "malloc": environment or "default"}
-    code = ("import json, sys; from tokvec.bench.parts import count_faults; "
+    code = ("import json, sys; from tokvec.bench.parts import count_faults, keeps_large_blocks; "
+            "keeps = keeps_large_blocks(); "
             "kw = json.loads(sys.argv[1]); kw['sizes'] = [tuple(s) for s in kw['sizes']]; "
-            "print(json.dumps(count_faults(**kw)))")
+            "records = count_faults(**kw) if keeps or sys.argv[2] != 'control' else []; "
+            "print(json.dumps({'keeps_large_blocks': keeps, 'records': records}))")
     kwargs.setdefault("sizes", DEFAULT_SIZES)
     kwargs["sizes"] = [list(s) for s in kwargs["sizes"]]
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(kwargs)], env=env, capture_output=True,
-                          text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    control = "control" if environment == KEEP_LARGE_BLOCKS else "other"
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(kwargs), control], env=env,
+                          capture_output=True, text=True, check=True)
+    child = json.loads(done.stdout.strip().splitlines()[-1])
+    if control == "control" and not child["keeps_large_blocks"]:
+        why = ("the C library is not glibc 2.33 or later, so it cannot be checked"
+               if child["keeps_large_blocks"] is None else
+               "a 48 MiB tensor still got a mapping of its own")
+        raise RuntimeError(f"the allocator control did not take effect ({why}): {environment} "
+                           f"changes nothing here, so there is no control run to compare with")
+    return child["records"]
 
 
 def alternate_allocators(size: tuple[int, int, int] = DEFAULT_SIZES[-1], *, pairs: int = 5,
                          impls: Sequence[str] = ("in_place", "layer"), repeats: int = 20, warmup: int = 10,
                          vocab_size: int = 4096, seed: int = 0,
-                         log: Callable[[str], None] | None = None) -> list[dict]:
-    """:func:`count_faults` at one ``size`` for ``impls``, in ``2 * pairs`` fresh processes that
-    alternate: default allocator, control (:data:`KEEP_LARGE_BLOCKS`), default, control, ... So
-    a slow minute of the machine falls on both settings, and every pair gives its own time per
-    fault. ``warmup`` calls first, enough for the control's heap to settle. The records are those
-    of :func:`count_faults` with ``pair`` (0, 1, ...) added."""
+                         environments: Sequence[str] = ("", KEEP_LARGE_BLOCKS, HUGE_PAGES),
+                         threads: int | None = None, log: Callable[[str], None] | None = None) -> list[dict]:
+    """:func:`count_faults` at one ``size`` for ``impls``, in fresh processes that take turns,
+    ``pairs`` times: the default allocator, the control (:data:`KEEP_LARGE_BLOCKS`), PyTorch's
+    huge pages (:data:`HUGE_PAGES`), the default, the control, ... So a slow minute of the
+    machine falls on every setting, and every turn gives its own time per fault. ``warmup`` calls
+    first, enough for the control's heap to settle. The records are those of
+    :func:`count_faults` with ``pair`` (the turn: 0, 1, ...) added."""
     records = []
     for pair in range(pairs):
-        for environment in ("", KEEP_LARGE_BLOCKS):
+        for environment in environments:
             done = count_faults_in_subprocess(environment, sizes=[size], impls=list(impls), repeats=repeats,
-                                              warmup=warmup, vocab_size=vocab_size, seed=seed, compile=False)
+                                              warmup=warmup, vocab_size=vocab_size, seed=seed, compile=False,
+                                              threads=threads)
             for r in done:
                 records.append({**r, "pair": pair})
                 if log:
-                    log(f"pair {pair} {r['malloc'][:14]:>14} {r['impl']:>10} faults/call "
+                    log(f"turn {pair} {r['malloc'][:14]:>14} {r['impl']:>10} faults/call "
                         f"{r['faults_median']:8.0f}  min {r['min_ms']:8.3f} ms")
+    return records
+
+
+#: The contenders of :func:`time_threads`: NumPy (one thread whatever PyTorch is told: the
+#: control) and three eager PyTorch ones.
+THREAD_CONTENDERS = ("numpy", "tutorial", "in_place", "layer")
+
+#: A busy process of :func:`time_threads`: pure Python that says it has started, then never sleeps.
+_SPIN = "print('spinning', flush=True)\nwhile True: pass"
+
+
+def time_threads(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES[:2], *,
+                 threads: Sequence[int] | None = None, busy: Sequence[int] | None = None, rounds: int = 400,
+                 warmup: int = 10, vocab_size: int = 4096, seed: int = 0,
+                 log: Callable[[str], None] | None = None) -> list[dict]:
+    """What the number of PyTorch threads does to the times, on a quiet machine and a busy one.
+
+    For every entry of ``busy``, that many other processes run pure Python that never sleeps
+    (each has said it is running before the first round; all are killed after the last), and at
+    every size each of
+    :data:`THREAD_CONTENDERS` is called at every thread count of ``threads``
+    (``torch.set_num_threads`` before each call, untimed), once per round, in an order shuffled
+    every round with a seeded generator. So the thread counts are compared in the same rounds,
+    under the same load. With as many busy processes as cores, a PyTorch operation large enough
+    to split over two threads (ATen's grain size is 32,768 elements) must wait at its end for a
+    thread that the kernel has given to a busy process; one thread never waits for another.
+    NumPy runs one thread whatever PyTorch is told, so its times are the control. Only eager
+    contenders: ``torch.compile``'s code keeps the thread count it was compiled with.
+
+    A record holds ``impl, threads, busy, batch, seq_len, d_model, vocab_size`` and the times
+    of :func:`tokvec.bench.common.summary`. The thread count in force before is restored.
+    ``threads`` defaults to 1 and the number of cores, ``busy`` to 0 and the number of cores."""
+    cores = os.cpu_count() or 2
+    threads = (1, cores) if threads is None else tuple(threads)
+    busy = (0, cores) if busy is None else tuple(busy)
+    names = [name for name in CPU_CONTENDERS if name in THREAD_CONTENDERS]
+    previous = torch.get_num_threads()
+    records = []
+    order = random.Random(seed)
+    try:
+        for n_busy in busy:
+            spinners = [subprocess.Popen([sys.executable, "-c", _SPIN], stdout=subprocess.PIPE, text=True)
+                        for _ in range(n_busy)]
+            try:
+                for spinner in spinners:                               # each one is spinning now
+                    spinner.stdout.readline()
+                with torch.inference_mode():
+                    for B, T, d in sizes:
+                        fns = {name: fn for name, _, _, fn in contenders(
+                            B, T, d, vocab_size, seed, [torch.device("cpu")], python_limit=0, compile=False)
+                            if name in names}
+                        keys = [(name, n) for name in names for n in threads]
+                        for name, n in keys:
+                            torch.set_num_threads(n)
+                            for _ in range(warmup):
+                                fns[name]()
+                        times = {key: [] for key in keys}
+                        for _ in range(rounds):
+                            order.shuffle(keys)
+                            for name, n in keys:
+                                torch.set_num_threads(n)
+                                start = time.perf_counter()
+                                fns[name]()
+                                times[(name, n)].append((time.perf_counter() - start) * 1e3)
+                        for name in names:
+                            for n in threads:
+                                spread = summary(times[(name, n)], digits=5)
+                                records.append({"impl": name, "threads": n, "busy": n_busy, "batch": B,
+                                                "seq_len": T, "d_model": d, "vocab_size": vocab_size,
+                                                **spread})
+                                if log:
+                                    log(f"busy {n_busy} threads {n} {name:>10}  B={B:<3} T={T:<4} d={d:<4} "
+                                        f"median {spread['median_ms']:8.3f} ms  p90 {spread['p90_ms']:8.3f} ms")
+            finally:
+                for spinner in spinners:
+                    spinner.kill()
+                    spinner.wait()
+                    spinner.stdout.close()
+    finally:
+        torch.set_num_threads(previous)
     return records
 
 
@@ -296,12 +434,12 @@ def time_checks(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_
                                                      warmup=3 if r == 0 else 0, before=before[name])
     records = []
     for ((B, T, d), name), ts in times.items():
-        summary = _summary(ts)
+        spread = _summary(ts)
         records.append({"impl": "checks", "before": name, "written_bytes": CHECK_BEFORE[name], "batch": B,
-                        "seq_len": T, "d_model": d, "vocab_size": vocab_size, "ids": B * T, **summary})
+                        "seq_len": T, "d_model": d, "vocab_size": vocab_size, "ids": B * T, **spread})
         if log:
             log(f"checks after {name:>13}  B={B:<3} T={T:<4} ({B * T:6} ids)  min {min(ts) * 1e3:7.1f} us  "
-                f"p10 {summary['p10_ms'] * 1e3:7.1f} us  median {statistics.median(ts) * 1e3:7.1f} us")
+                f"p10 {spread['p10_ms'] * 1e3:7.1f} us  median {statistics.median(ts) * 1e3:7.1f} us")
     return records
 
 
@@ -376,7 +514,7 @@ def time_layer_parts(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES[:2], 
 def time_copy(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, rounds: int = 100, warmup: int = 5,
               log: Callable[[str], None] | None = None) -> list[dict]:
     """An output-sized float32 copy at every size, two ways, in ``rounds`` rounds that each call
-    both at every size (in the rotating order of :func:`tokvec.bench.cpu.call_order`):
+    both at every size (in the shuffled order of :func:`tokvec.bench.cpu.call_order`):
 
     * ``copy_`` -- ``dst.copy_(src)`` into a tensor kept from call to call: one read and one write
       of the output's bytes and nothing else, the bandwidth ceiling of a roofline;
@@ -421,7 +559,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
                         metavar="BxTxd", help="sizes of the checks timed alone")
     parser.add_argument("--vocab-size", type=int, default=4096)
     parser.add_argument("--repeats", type=int, default=100, help="rounds of the page-fault count")
-    parser.add_argument("--pairs", type=int, default=5, help="default/control process pairs (0: none)")
+    parser.add_argument("--pairs", type=int, default=5,
+                        help="turns of default/control/huge-page processes (0: none)")
     parser.add_argument("--pair-size", type=_parse_size, default=DEFAULT_SIZES[-1], metavar="BxTxd")
     parser.add_argument("--check-rounds", type=int, default=20)
     parser.add_argument("--check-calls", type=int, default=50, help="calls per round and condition")
@@ -430,31 +569,47 @@ def main(argv: Sequence[str] | None = None) -> dict:
                         metavar="BxTxd", help="sizes of the layer taken apart")
     parser.add_argument("--part-rounds", type=int, default=3000)
     parser.add_argument("--copy-rounds", type=int, default=100)
+    parser.add_argument("--thread-sizes", type=_parse_size, nargs="+", default=list(DEFAULT_SIZES[:2]),
+                        metavar="BxTxd", help="sizes of the thread comparison")
+    parser.add_argument("--thread-rounds", type=int, default=400)
+    parser.add_argument("--busy", type=int, nargs="+", default=None,
+                        help="busy processes beside the thread comparison (default: 0, then one per core)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch.set_num_threads, as in python -m tokvec.bench (0: PyTorch's own choice)")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     parser.add_argument("--out", default=None, help="write the results as JSON to this file")
     args = parser.parse_args(argv)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")            # as in cpu.main
-    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None
-    options = {"vocab_size": args.vocab_size, "repeats": args.repeats, "compile": not args.no_compile}
+    if args.threads:                        # here and in every child process (count_faults)
+        torch.set_num_threads(args.threads)
+    threads = args.threads or None
+    load_before = load_average()
+    options = {"vocab_size": args.vocab_size, "repeats": args.repeats, "compile": not args.no_compile,
+               "threads": threads}
     faults = count_faults(args.sizes, **options, log=print)
     faults += count_faults_in_subprocess(KEEP_LARGE_BLOCKS, sizes=args.sizes, **options)
     for r in faults[len(faults) // 2:]:
         print(f"{'control':>14} {r['impl']:>10}  B={r['batch']:<3} T={r['seq_len']:<4} d={r['d_model']:<4} "
               f"faults/call {r['faults_median']:8.0f}  min {r['min_ms']:8.3f} ms")
-    alternating = alternate_allocators(args.pair_size, pairs=args.pairs, vocab_size=args.vocab_size, log=print)
+    alternating = alternate_allocators(args.pair_size, pairs=args.pairs, vocab_size=args.vocab_size,
+                                       threads=threads, log=print)
     checks = time_checks(args.check_sizes, vocab_size=args.vocab_size, rounds=args.check_rounds,
                          calls=args.check_calls, cold_calls=args.check_cold_calls, log=print)
     layer_parts = time_layer_parts(args.part_sizes, vocab_size=args.vocab_size, rounds=args.part_rounds,
                                    log=print)
     copies = time_copy(args.sizes, rounds=args.copy_rounds, log=print)
+    by_threads = time_threads(args.thread_sizes, busy=args.busy, rounds=args.thread_rounds,
+                              vocab_size=args.vocab_size, log=print)
     # how busy the machine was (runnable processes, averaged over 1, 5 and 15 minutes): the times
-    # above are minima and medians taken while other programs may have shared the cores
-    load = {"before": load_before, "after": os.getloadavg() if hasattr(os, "getloadavg") else None}
+    # above are minima and medians taken while other programs may have shared the cores (the
+    # busy processes of the thread comparison are part of this run, and count in "after")
+    load = {"before": load_before, "after": load_average()}
     result = {**describe(" ".join(["python -m tokvec.bench parts", *argv])), "memory": memory_setting(),
               "load_average": load, "faults": faults, "alternating": alternating, "checks": checks,
-              "layer_parts": layer_parts, "copy": copies}
+              "layer_parts": layer_parts, "copy": copies, "threads": by_threads}
     if args.out:
         write(result, args.out)
         print(f"wrote {len(faults)} fault, {len(alternating)} alternating, {len(checks)} check, "
-              f"{len(layer_parts)} layer-part and {len(copies)} copy records to {args.out}")
+              f"{len(layer_parts)} layer-part, {len(copies)} copy and {len(by_threads)} thread records "
+              f"to {args.out}")
     return result
