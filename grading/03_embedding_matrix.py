@@ -9,12 +9,12 @@ ones only into the grader's copy. The names the tests use are the student's
 # ruff: noqa: F821 (the names are defined by the notebook the tests run in)
 
 # %% emb-ex-swapped | points: 2 | defines: d_model_ex, vocab_size, swapped, out, fixed
-with check("d_model_ex = 8 and vocab_size = 20, as in the tutorial"):
+with check("d_model_ex = 8 and vocab_size = 20, as in the exercise"):
     assert (d_model_ex, vocab_size) == (8, 20)
-with check("swapped is the tutorial's nn.Embedding(d_model, vocab_size)"):
+with check("swapped is the exercise's nn.Embedding(d_model, vocab_size)"):
     assert isinstance(swapped, torch.nn.Embedding), "swapped must be an nn.Embedding"
     assert tuple(swapped.weight.shape) == (8, 20), (
-        f"weight {tuple(swapped.weight.shape)}: the tutorial's (8, 20) table")
+        f"weight {tuple(swapped.weight.shape)}: the exercise's (8, 20) table")
 with check("out: the ids [1, 5] looked up in swapped"):
     assert isinstance(out, torch.Tensor), "out: the tensor swapped returns for [1, 5]"
     assert out.shape[0] == 2, "one vector for each of the 2 ids"

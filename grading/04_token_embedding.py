@@ -8,12 +8,12 @@ The tests' own names start with ``_`` so that they never replace a name of the c
 # ruff: noqa: F821 (the names are defined by the notebook the tests run in)
 
 # %% alg1-ex-row | points: 2 | defines: token_embedding_buggy
-with check("token_embedding_buggy(v, W_e) is the tutorial's function, as written"):
+with check("token_embedding_buggy(v, W_e) is the exercise's function, as written"):
     _row = token_embedding_buggy(3, W_e)
-    assert list(_row) == W_e[3], "write the tutorial's version as it is: return W_e[v]"
+    assert list(_row) == W_e[3], "write the exercise's version as it is: return W_e[v]"
 with check("on a 2 x 2 matrix, token_embedding_buggy(1, W) is W[1]"):
     assert list(token_embedding_buggy(1, [[1.0, 2.0], [3.0, 4.0]])) == [3.0, 4.0], (
-        "write the tutorial's version as it is: return W_e[v]")
+        "write the exercise's version as it is: return W_e[v]")
 # %% hidden
 with check("'cat' and 'The' raise an IndexError on W_e, id 3 gives a row of N_V"):
     for _token in ("cat", "The"):
