@@ -13,6 +13,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
+from tokvec import parallel
 from tokvec.parallel import VocabParallelEmbedding, run_group, shard_ranges
 from tokvec.parallel import layer as layer_module
 
@@ -202,6 +203,7 @@ def test_ranks_with_different_ids_get_wrong_vectors_silently_unless_checked():
             status, message, _ = report[name]
             assert status == "error" and message.startswith("ValueError: the ranks got different ids"), name
             assert "broadcast it from the group's first rank" in message
+            assert "or a crash when the number of ids differs)" in message                # not "the shapes"
         shapes = report["shapes (2, 3) and (3, 2)"][1]
         assert "rank 0: shape (2, 3)" in shapes and "rank 1: shape (3, 2)" in shapes
         bad = report["bad id on rank 1"]
@@ -311,15 +313,16 @@ def test_meta_device_builds_shapes_without_drawing():
 
 
 def test_the_checksum_sees_one_changed_id_and_any_swap():
-    from tokvec.parallel.collectives import _checksum
+    from tokvec.parallel.collectives import _PRIME, _checksum
 
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(0, 128_256, (4, 64), generator=g)
+    ids[0, :2] = torch.tensor([2**30 - 1, -2**30 + 1])                                 # the range's two ends
     base = _checksum(ids)
-    assert _checksum(ids.to(torch.int32)) == _checksum(ids.clone()) == base            # equal ids, equal sums
+    assert _checksum(ids.to(torch.int32)) == _checksum(ids.clone()) == base >= 0       # equal ids, equal sums
     flat = ids.flatten()
     for i in range(0, flat.numel(), 7):
-        for new in (0, int(flat[i]) + 1, 2**30 - 1, -100):
+        for new in (0, int(flat[i]) + 1, 2**30 - 1, -2**30 + 1, -100, -2**30, 2**30, int(flat[i]) + _PRIME):
             changed = flat.clone()
             changed[i] = new
             assert new == flat[i] or _checksum(changed) != base, (i, new)
@@ -328,6 +331,33 @@ def test_the_checksum_sees_one_changed_id_and_any_swap():
         swapped[i], swapped[j] = flat[j], flat[i]
         assert flat[i] == flat[j] or _checksum(swapped) != base, (i, j)
     assert _checksum(torch.full((2**12,), 2**30 - 1)) >= 0                            # no int64 overflow
+    assert _checksum(torch.tensor([1, 2, 3], dtype=torch.int32)) == _checksum(torch.tensor([1, 2, 3]))
+
+
+def test_the_checksum_tells_apart_the_values_that_are_equal_modulo_p():
+    """-2**30 and 2**30 - 1 are equal modulo p = 2**31 - 1: the range is open at -2**30."""
+    from tokvec.parallel.collectives import _PRIME, _checksum
+
+    assert (-2**30) % _PRIME == (2**30 - 1) % _PRIME and 5 % _PRIME == (5 + _PRIME) % _PRIME
+    for inside, outside in (([1, 2, 2**30 - 1, 4], [1, 2, -2**30, 4]), ([5, 6], [5 + _PRIME, 6]),
+                            ([-2**30 + 1], [2**30])):
+        assert _checksum(torch.tensor(inside)) >= 0 and _checksum(torch.tensor(outside)) == -1
+    assert _checksum(torch.tensor([], dtype=torch.long)) == 0
+
+
+def test_communication_bytes_per_rank():
+    n, W = 1_000, 8                                        # elements of the full tensor, ranks
+    sent = {c: parallel.communication_bytes(c, n, W, element_size=2) for c in parallel.COLLECTIVES}
+    assert sent == {"all_reduce": 2 * 7 / 8 * 2_000, "reduce_scatter": 7 / 8 * 2_000,
+                    "all_gather": 7 / 8 * 2_000, "all_to_all": 7 / 64 * 2_000}
+    assert sent["reduce_scatter"] == W * sent["all_to_all"]           # the column split: W times less
+    assert all(parallel.communication_bytes(c, n, 1) == 0 for c in parallel.COLLECTIVES)
+
+
+def test_check_ids_agree_needs_a_vocabulary_the_checksum_covers():
+    with pytest.raises(ValueError, match=r"compares ids below 2\*\*30 only, but vocab_size is 1073741825"):
+        VocabParallelEmbedding(2**30 + 1, 1, check_ids_agree=True, device="meta")
+    assert VocabParallelEmbedding(2**30, 1, check_ids_agree=True, device="meta").vocab_range == (0, 2**30)
 
 
 def test_check_ids_agree_changes_nothing_in_a_world_of_one():

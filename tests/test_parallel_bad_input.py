@@ -49,7 +49,7 @@ CASES = [
                   TARGET.masked_fill(TARGET == 9, 10), TARGET.masked_fill(TARGET == 9, -1),
                   torch.tensor([[1, 2, 3]], dtype=torch.int8).expand(2, 3).masked_fill(TARGET == 9, 100)],
                  "target"),
-      "ignore_index": [None, 1.5, True, "-100", 2**40, -2**63], "group": [object()]}),
+      "ignore_index": [None, 1.5, True, "-100", 2**40, -2**63, -2**30, 2**30], "group": [object()]}),
     ("communication_bytes", parallel.communication_bytes, {"collective": "all_reduce", "numel": 10, "world_size": 4},
      {"collective": [None, "all-reduce", "broadcast", 3, "ALL_REDUCE"], "numel": [None, -1, True, 2.5, "3"],
       "world_size": SIZE_NO_HUGE, "element_size": [None, 0, True, 2.5, "4"]}),

@@ -2,7 +2,9 @@
 
 ``parallelize_module`` with ``RowwiseParallel`` on an ``nn.Embedding`` must give our layer's
 outputs and gradients (ours are only the rank's rows; DTensor's, in torch 2.13, are the whole
-table on every rank); ``ColwiseParallel`` the single-process output; ``dtensor_shard_ranges``
+table on every rank); ``ColwiseParallel`` the single-process output, and with sequence
+parallelism its slice (an all-to-all, which gloo lacks: on the CPU an all-gather in each
+direction, as chapter 13 says); ``dtensor_shard_ranges``
 what ``distribute_tensor`` really does; and ``loss_parallel()`` our
 ``vocab_parallel_cross_entropy``.
 """
@@ -35,6 +37,7 @@ def table_and_ids(vocab_size):
 def dtensor_checks(rank, world_size):
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Shard, distribute_tensor
+    from torch.distributed.tensor.debug import CommDebugMode
     from torch.distributed.tensor.parallel import loss_parallel
 
     mesh = init_device_mesh("cpu", (world_size,))
@@ -72,6 +75,19 @@ def dtensor_checks(rank, world_size):
                                         split="columns")
         report[vocab_size]["columns_equal"] = torch.equal(columns(ids), full[ids])
         report[vocab_size]["columns_local_width"] = columns.weight.to_local().shape[1]
+        sp_columns = parallelize_embedding(nn.Embedding.from_pretrained(full.clone(), freeze=False), mesh,
+                                           split="columns", sequence_parallel=True)
+        with CommDebugMode() as forward:
+            sp_col_out = sp_columns(ids)                                   # (2, T/W, D): all features
+        with CommDebugMode() as backward:
+            (sp_col_out * my_grad).sum().backward()
+        whole = full.clone().requires_grad_()
+        (F.embedding(ids, whole) * grad_out).sum().backward()
+        report[vocab_size]["sp_columns_equal"] = torch.equal(sp_col_out, full[ids].chunk(world_size, dim=1)[rank])
+        report[vocab_size]["sp_columns_grad_close"] = torch.allclose(sp_columns.weight.grad.full_tensor(),
+                                                                     whole.grad, rtol=0, atol=1e-14)
+        report[vocab_size]["sp_columns_comms"] = [{str(op): n for op, n in mode.get_comm_counts().items()}
+                                                  for mode in (forward, backward)]
 
     # loss_parallel: the class dimension sharded (DTensor's split), against ours on the same shards
     for vocab_size in (12, 10):
@@ -107,6 +123,10 @@ def test_pytorchs_tensor_parallel_api_gives_our_results(world_size):
             assert r["out_equal"] and r["grad_equal"], (world_size, rank, vocab_size, r)
             assert r["sp_out_equal"] and r["sp_grad_equal"], (world_size, rank, vocab_size, r)
             assert r["columns_equal"]
+            assert r["sp_columns_equal"] and r["sp_columns_grad_close"], (world_size, rank, vocab_size)
+            if world_size > 1:       # the all-to-all's CPU fallback, one all-gather each way (gloo has none)
+                gather = {"c10d_functional.all_gather_into_tensor": 1}
+                assert r["sp_columns_comms"] == [gather, gather], r["sp_columns_comms"]
             start, end = dtensor_shard_ranges(vocab_size, world_size)[rank]
             assert r["weight_local_rows"] == end - start
             if vocab_size == 12:                                           # the same split as ours

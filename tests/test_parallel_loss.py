@@ -81,7 +81,9 @@ def loss_checks(rank, world_size):
     bfloat16 = (loss.dtype, abs(loss.item() - expected.item()))
     # bad input on every rank, then the group still works
     messages = []
-    for bad_target in (target.masked_fill(target == target[1, 1], 50), target + rank):   # out of range; differs
+    wrapped = target.clone()
+    wrapped[1, 2] += rank * (2**31 - 1)      # the same modulo the checksum's p: rank 0 valid, the others not
+    for bad_target in (target.masked_fill(target == target[1, 1], 50), target + rank, wrapped):
         try:
             vocab_parallel_cross_entropy(local.detach(), bad_target)
             messages.append(None)
@@ -114,10 +116,12 @@ def test_the_loss_and_its_gradient_equal_f_cross_entropy(world_size):
             assert r["grad_error"] < 1e-15, case                               # zero where PyTorch's is
         assert float32[0] < 1e-6 and float32[1] < 1e-7, float32
         assert bfloat16[0] == torch.float32 and bfloat16[1] < 1e-5, bfloat16
-        out_of_range, differ, *others = messages
+        out_of_range, differ, wrapped, *others = messages
         assert out_of_range.startswith("IndexError: target 50 at flat index") and "0..49" in out_of_range
         if world_size > 1:
             assert differ.startswith("ValueError: the ranks disagree on the targets"), differ
+            assert wrapped.startswith("ValueError: the ranks disagree on the targets"), wrapped   # rank 0 too
+            assert ", -1" in wrapped, wrapped                          # the others' checksum: outside the range
             ignore, dtype = others
             assert ignore.startswith("ValueError: the ranks disagree on the ignore_index"), ignore
             values = ", ".join(str(-100 - r) for r in range(world_size))
@@ -157,6 +161,20 @@ def test_a_world_of_one_is_f_cross_entropy(case):
     expected, grad = reference(logits, target, ignore_index)
     torch.testing.assert_close(loss.detach(), expected, rtol=1e-13, atol=0, equal_nan=True)
     torch.testing.assert_close(local.grad, grad, rtol=0, atol=1e-15)
+
+
+def test_ignore_index_and_vocab_size_stay_in_the_range_the_checksum_compares():
+    logits, target = case_data(10, (2, 3), [(0, 1)], -2**30 + 1)                # the lowest accepted
+    loss = vocab_parallel_cross_entropy(logits, target, ignore_index=-2**30 + 1)
+    expected, _ = reference(logits, target, -2**30 + 1)
+    torch.testing.assert_close(loss, expected, rtol=1e-13, atol=0)
+    for ignore_index in (-2**30, 2**30):                                         # -2**30 = 2**30 - 1 modulo p
+        with pytest.raises(ValueError, match=r"ignore_index must be an int strictly between -2\*\*30 and 2\*\*30"):
+            vocab_parallel_cross_entropy(logits, target, ignore_index=ignore_index)
+    none = torch.zeros(0, dtype=torch.long)                                       # no positions: no memory
+    assert math.isnan(vocab_parallel_cross_entropy(torch.empty(0, 2**30), none))
+    with pytest.raises(ValueError, match=r"the logits have 1073741825 classes .* more than the 2\*\*30"):
+        vocab_parallel_cross_entropy(torch.empty(0, 2**30 + 1), none)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])

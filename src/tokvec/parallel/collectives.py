@@ -29,25 +29,32 @@ import torch.distributed as dist
 
 __all__ = ["COLLECTIVES", "communication_bytes"]
 
-COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather")
+COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all")
 
 
 def communication_bytes(collective: str, numel: int, world_size: int, element_size: int = 4) -> float:
-    """Bytes one rank sends (and receives) in a ring ``collective`` on a tensor of ``numel`` elements.
+    """Bytes one rank sends (and receives) in ``collective`` on a tensor of ``numel`` elements.
 
     ``numel`` is the size of the *full* tensor: the input of an all-reduce or a reduce-scatter,
-    the output of an all-gather. With ``n = numel * element_size`` bytes and ``W`` ranks, the ring
-    algorithms of Patarasuk & Yuan (2009, "Bandwidth optimal all-reduce algorithms for clusters
-    of workstations", J. Parallel Distrib. Comput. 69(2)) send, per rank:
+    the output of an all-gather, the tensor whose pieces an all-to-all moves. With
+    ``n = numel * element_size`` bytes and ``W`` ranks, the ring algorithms of Patarasuk & Yuan
+    (2009, "Bandwidth optimal all-reduce algorithms for clusters of workstations", J. Parallel
+    Distrib. Comput. 69(2)) send, per rank:
 
     * ``all_reduce``: ``2 (W - 1) / W * n`` (a reduce-scatter, then an all-gather);
-    * ``reduce_scatter`` and ``all_gather``: ``(W - 1) / W * n``.
+    * ``reduce_scatter`` and ``all_gather``: ``(W - 1) / W * n``;
 
-    A world of one sends nothing. Taught in chapter 13 ("The embedding across processes"), to
-    compare the vocabulary-parallel embedding's all-reduce with the sequence-parallel
-    reduce-scatter (half the bytes); the same formulas NCCL's performance notes use for "bus
-    bandwidth". They are the ring model's: NCCL may choose a tree or, on NVSwitch machines,
-    NVLS (the switch adds), whose traffic per rank differs. ``element_size`` is
+    and an all-to-all, whose ranks send to each other directly, ``(W - 1) / W**2 * n``
+    (``all_to_all``): each rank holds ``n / W`` (say ``(B, T, d / W)`` of a ``(B, T, d)``
+    output), keeps ``1 / W`` of it and sends every other rank its piece of ``n / W**2``. That is
+    the column split's move to sequence-parallel slices, ``(B, T, d / W)`` to ``(B, T / W, d)``
+    (``shard_dim_alltoall`` in PyTorch's DTensor). A world of one sends nothing.
+
+    Taught in chapter 13 ("The embedding across processes"), to compare the vocabulary-parallel
+    embedding's all-reduce with the sequence-parallel reduce-scatter (half the bytes), and the
+    row split with the column split; the ring formulas are the ones NCCL's performance notes use
+    for "bus bandwidth". They are the ring model's: NCCL may choose a tree or, on NVSwitch
+    machines, NVLS (the switch adds), whose traffic per rank differs. ``element_size`` is
     ``torch.tensor([], dtype=...).element_size()``: 4 for float32, 2 for bfloat16.
     """
     if not isinstance(collective, str) or collective not in COLLECTIVES:
@@ -58,6 +65,8 @@ def communication_bytes(collective: str, numel: int, world_size: int, element_si
         if value < low:
             raise ValueError(f"{name} must be an int >= {low}, got {value}")
     n = numel * element_size
+    if collective == "all_to_all":
+        return (world_size - 1) * n / world_size**2
     steps = 2 * (world_size - 1) if collective == "all_reduce" else world_size - 1
     return steps * n / world_size
 
@@ -66,21 +75,32 @@ def communication_bytes(collective: str, numel: int, world_size: int, element_si
 # below 2**63, so the int64 arithmetic never overflows.
 _PRIME = 2**31 - 1
 _MULTIPLIER = 2_654_435_761 % _PRIME                               # Knuth's multiplicative hash
+# _checksum tells apart the values strictly between -_WINDOW and _WINDOW: 2**31 - 1 = p integers,
+# no two of them equal modulo p (-2**30 itself is 2**30 - 1 modulo p).
+_WINDOW = 2**30
 
 
 def _checksum(x: torch.Tensor) -> int:
     """A position-weighted checksum of an integer tensor: ``sum_i (x_i w_i) mod p``, ``p = 2**31 - 1``.
 
     The weights ``w_i = (i + 1) * 2654435761 mod p`` are nonzero and all different (``i < p``),
-    so, for values between ``-2**30`` and ``2**30`` (any token id, PyTorch's ``ignore_index``),
-    changing one value always changes the checksum, and so does swapping two different values.
-    Other differences can collide, as in any checksum, but only by coincidence. Equal tensors
-    give equal checksums on every rank and device. Used by :class:`tokvec.parallel.VocabParallelEmbedding`
-    (``check_ids_agree``) and :func:`tokvec.parallel.vocab_parallel_cross_entropy`.
+    so, for values strictly between ``-2**30`` and ``2**30`` (``p`` integers, no two of them
+    equal modulo ``p``: every token id of a vocabulary up to ``2**30``, and PyTorch's
+    ``ignore_index``), changing one value always changes the checksum, and so does swapping two
+    different values. A tensor with any value outside that range gets ``-1``, which no tensor
+    inside it gets: without that, ``-2**30`` and ``2**30 - 1``, or ``5`` and ``5 + p``, would
+    give the same checksum. Two tensors that both have such values are not told apart; the
+    callers refuse those values (token ids and class ids from ``2**30`` on, an ``ignore_index``
+    outside the range). Other differences can collide, as in any checksum, but only by
+    coincidence. Equal tensors give equal checksums on every rank and device. Used by
+    :class:`tokvec.parallel.VocabParallelEmbedding` (``check_ids_agree``) and
+    :func:`tokvec.parallel.vocab_parallel_cross_entropy`.
     """
-    flat = x.reshape(-1).long() % _PRIME                            # (N,), each in [0, p)
+    flat = x.reshape(-1).long()                                     # (N,)
+    outside = ((flat <= -_WINDOW) | (flat >= _WINDOW)).any()
     weights = torch.arange(1, flat.numel() + 1, device=flat.device) * _MULTIPLIER % _PRIME
-    return int((flat * weights % _PRIME).sum() % _PRIME)
+    total = (flat % _PRIME * weights % _PRIME).sum() % _PRIME       # each term in [0, p)
+    return int(torch.where(outside, -1, total))                     # one read-back
 
 
 def _gather_ints(row: list[int], group, world_size: int, device) -> list[list[int]]:

@@ -39,9 +39,11 @@ def parallelize_embedding(embedding, mesh, *, split: str = "rows", sequence_para
     ``d / W`` columns and an all-gather concatenates them. The ids are the same on every rank
     (``input_layouts=Replicate()``). The output is a plain tensor, the full ``(..., T, d)`` on
     every rank, or with ``sequence_parallel=True`` this rank's ``torch.chunk`` slice of the
-    sequence (``output_layouts=Shard(-2)``: a reduce-scatter for rows). The module's full weight
-    is the source on rank 0 (``distribute_tensor``'s ``src_data_rank=0``) and is scattered from
-    it. Returns ``embedding``, changed in place, as ``parallelize_module`` does.
+    sequence (``output_layouts=Shard(-2)``: a reduce-scatter for rows; for columns an all-to-all,
+    ``W`` times fewer bytes, which gloo lacks, so that on the CPU PyTorch gathers the whole output
+    and keeps the slice). The module's full weight is the source on rank 0
+    (``distribute_tensor``'s ``src_data_rank=0``) and is scattered from it. Returns
+    ``embedding``, changed in place, as ``parallelize_module`` does.
 
     Found with torch 2.13: the weight's gradient under ``RowwiseParallel`` is a ``Replicate``
     DTensor holding the full ``(V, d)`` table's gradient on every rank, where ours is only the

@@ -15,6 +15,7 @@ from torch import nn
 from tokvec import validate
 from tokvec.layers import _lookup_ids
 from tokvec.parallel.collectives import (
+    _WINDOW,
     _checksum,
     _CopyToGroup,
     _gather_ints,
@@ -93,16 +94,19 @@ class VocabParallelEmbedding(nn.Module):
     * ``check_ids_agree=True`` (off by default): every call also checks that every rank got the
       same ids, with one all-gather of five integers per rank (a shape and a checksum, as
       :func:`tokvec.parallel.vocab_parallel_cross_entropy` checks its targets), and raises on
-      every rank if they differ or if any rank refused its ids.
+      every rank if they differ or if any rank refused its ids. It compares shapes as they are,
+      so ``(T,)`` on one rank and ``(1, T)`` on another are refused too, although they would
+      look up the same vectors; it needs ``vocab_size`` up to ``2**30`` (the checksum's range).
 
     Every input is checked on every rank before any communication (the same checks as the
     single-process layers, :func:`tokvec.validate.check_ids`): a bad id raises an ``IndexError``
     that names it, on all ranks alike, so the group stays in step. That assumes every rank got
     the same ids. Ranks that got different ids, without ``check_ids_agree``, raise nothing
-    when the shapes agree: every rank gets the same wrong vectors, the sum of each rank's rows
-    for its own ids. When the shapes differ gloo aborts a process ("Received data size doesn't
-    match expected size"), NCCL may hang or go on with wrong values, and ``TORCH_DISTRIBUTED_DEBUG=DETAIL``
-    turns it into an error on every rank. Taught in chapter 13 ("A bad id, on every rank").
+    when they got as many ids, whatever their shapes: every rank gets the same wrong vectors,
+    the sum of each rank's rows for its own ids. When the number of ids differs gloo aborts a
+    process ("Received data size doesn't match expected size"), NCCL may hang or go on with
+    wrong values, and ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` turns it into an error on every rank.
+    Taught in chapter 13 ("A bad id, on every rank").
     """
 
     def __init__(self, vocab_size: int, d_model: int, *, group=None, sequence_parallel: bool = False,
@@ -112,6 +116,9 @@ class VocabParallelEmbedding(nn.Module):
         self.d_model = validate.positive_int(d_model, "d_model")
         self.sequence_parallel = validate.flag(sequence_parallel, "sequence_parallel")
         self.check_ids_agree = validate.flag(check_ids_agree, "check_ids_agree")
+        if self.check_ids_agree and self.vocab_size > _WINDOW:
+            raise ValueError(f"check_ids_agree compares ids below 2**30 only, but vocab_size is {self.vocab_size}; "
+                             f"use check_ids_agree=False and give every rank its batch from one rank")
         if dtype is not None:
             validate.torch_floating_dtype(dtype)
         self.group = group
@@ -183,7 +190,7 @@ class VocabParallelEmbedding(nn.Module):
             raise ValueError(f"the ranks got different ids ({seen}); every rank of a tensor-parallel group "
                              f"must look up the same batch: broadcast it from the group's first rank, as "
                              f"Megatron-LM does (unchecked, every rank would get the same wrong vectors, or a "
-                             f"crash when the shapes differ)")
+                             f"crash when the number of ids differs)")
         return ids
 
     def _check_here(self, ids) -> torch.Tensor:

@@ -14,7 +14,7 @@ import torch
 import torch.distributed as dist
 
 from tokvec import validate
-from tokvec.parallel.collectives import _checksum, _gather_ints, group_size_and_rank
+from tokvec.parallel.collectives import _WINDOW, _checksum, _gather_ints, group_size_and_rank
 
 __all__ = ["vocab_parallel_cross_entropy"]
 
@@ -76,21 +76,26 @@ def vocab_parallel_cross_entropy(local_logits: torch.Tensor, target: torch.Tenso
     the ranks' shards in rank order making up the full ``(..., vocab_size)`` logits, split in
     any contiguous way (ours, :func:`tokvec.parallel.shard_ranges`, or DTensor's);
     ``target``: ``(...)``, integer class ids in ``0 .. vocab_size-1`` or ``ignore_index``, the
-    same on every rank. Returns the mean over the targets that are not ``ignore_index``, the
-    same number on every rank, equal (to rounding) to
+    same on every rank; ``ignore_index`` strictly between ``-2**30`` and ``2**30``, and
+    ``vocab_size`` up to ``2**30``, the range in which the ranks compare their targets. Returns
+    the mean over the targets that are not ``ignore_index``, the same number on every rank,
+    equal (to rounding) to
     ``F.cross_entropy(full_logits.flatten(0, -2), target.flatten(), ignore_index=ignore_index)``,
     and the gradient of each shard is the matching columns of that loss's gradient. When every
     target is ignored (or there are none) the result is ``nan`` with zero gradients, as
     PyTorch's. float16 and bfloat16 logits are computed in float32 and the loss stays float32,
-    as Megatron-LM's (``F.cross_entropy`` would round it to the logits' dtype: a bfloat16 loss
-    near 8 moves in steps of 1/32); the gradient of the logits has their dtype.
+    as Megatron-LM's (``F.cross_entropy``, outside ``torch.autocast``, returns the logits' dtype:
+    a bfloat16 loss near 8 lies on a grid of 1/32, and on the CPU, which adds up the positions'
+    losses in bfloat16, can be off by more than one step); the gradient of the logits has their
+    dtype.
 
     Communication: one all-gather of five integers per rank (the shard sizes, the number of
     positions, a checksum of the targets, the dtype and ``ignore_index``), so that bad input is
-    refused on every rank alike before the loss's own collectives; then three all-reduces of
-    ``N`` numbers each
-    (the maximum, the sum of exponentials, the target's logit), never the ``N x vocab_size``
-    logits. The backward pass communicates nothing. Megatron-LM's
+    refused on every rank alike before the loss's own collectives (a target outside
+    ``(-2**30, 2**30)``, out of range for every vocabulary the loss accepts, makes the checksum
+    ``-1``, so ranks that differ by such a target disagree too); then three all-reduces of
+    ``N`` numbers each (the maximum, the sum of exponentials, the target's logit), never the
+    ``N x vocab_size`` logits. The backward pass communicates nothing. Megatron-LM's
     ``vocab_parallel_cross_entropy`` (which assumes equal shards), and PyTorch's
     ``loss_parallel()`` for DTensor logits sharded on the class dimension. Taught in chapter
     13 ("The embedding across processes").
@@ -105,9 +110,9 @@ def vocab_parallel_cross_entropy(local_logits: torch.Tensor, target: torch.Tenso
     if isinstance(ignore_index, bool) or not isinstance(ignore_index, int):
         raise TypeError(f"ignore_index must be an int (PyTorch's default is -100), got "
                         f"{type(ignore_index).__name__} {ignore_index!r:.40}")
-    if not -2**30 <= ignore_index < 2**30:
-        raise ValueError(f"ignore_index must be an int between -2**30 and 2**30 (PyTorch's default is -100), "
-                         f"got {ignore_index}")
+    if not -_WINDOW < ignore_index < _WINDOW:
+        raise ValueError(f"ignore_index must be an int strictly between -2**30 and 2**30 (PyTorch's default is "
+                         f"-100), got {ignore_index}")
     if not isinstance(target, torch.Tensor) or not validate._integer_dtype(target):
         got = target.dtype if isinstance(target, torch.Tensor) else type(target).__name__
         raise TypeError(f"target must be an integer torch.Tensor of class ids, got {got}; "
@@ -126,6 +131,9 @@ def vocab_parallel_cross_entropy(local_logits: torch.Tensor, target: torch.Tenso
     target = target.reshape(-1).long()                                       # (N,)
     sizes = _exchange_layout(logits, target, ignore_index, group, world_size, rank)
     vocab_size, start = sum(sizes), sum(sizes[:rank])
+    if vocab_size > _WINDOW:                                                 # the same sizes on every rank
+        raise ValueError(f"the logits have {vocab_size} classes (the sum of the ranks' shards), more than the "
+                         f"2**30 this loss supports (the range in which the ranks compare their targets)")
     bad = (target != ignore_index) & ((target < 0) | (target >= vocab_size))
     if bad.any():                                                            # on every rank alike
         where = int(bad.nonzero()[0, 0])
