@@ -341,8 +341,8 @@ BAD = [
     (torch.tensor([[1, 2], [3, 10]]), IndexError, r"token id 10 at index \(1, 1\).*valid ids are 0\.\.9"),
     (torch.tensor([1.0, 2.0]), TypeError, r"integer dtype, got torch\.float32.*ids\.long\(\)"),
     (torch.tensor([True]), TypeError, r"integer dtype, got torch\.bool"),
-    (torch.zeros(1, 2, 3, dtype=torch.long), ValueError, r"shape \(1, 2, 3\) \(rank 3\)"),
-    (torch.tensor(3), ValueError, r"rank 0"),
+    (torch.zeros(1, 2, 3, dtype=torch.long), ValueError, r"shape \(1, 2, 3\) \(ndim 3\)"),
+    (torch.tensor(3), ValueError, r"ndim 0"),
     (torch.zeros(9, dtype=torch.long), ValueError, r"T = 9 positions.*0\.\.7 \(max_len = 8\)"),
     ([1, 2], TypeError, r"got list.*torch\.tensor\(ids\)"),
 ]

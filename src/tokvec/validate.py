@@ -145,7 +145,7 @@ def _integer_dtype(ids) -> bool:
 
 
 def check_ids(ids, vocab_size: int, max_len: int, offsets=None):
-    """Check a batch of token ids before any lookup; return ``(B, T)`` (``B`` is None for rank 1).
+    """Check a batch of token ids before any lookup; return ``(B, T)`` (``B`` is None for ndim 1).
 
     ``ids`` is a NumPy array or a PyTorch tensor of integers, of shape ``(T,)`` or ``(B, T)``,
     with every id in ``0 .. vocab_size-1`` and ``T <= max_len``. Anything else raises an error
@@ -169,7 +169,7 @@ def check_ids(ids, vocab_size: int, max_len: int, offsets=None):
         raise TypeError(f"ids have dtype {ids.dtype}, which PyTorch can store but not compare or look up "
                         f"with; convert with ids.to(torch.int64) (every valid id is far below 2**63)")
     if ids.ndim not in (1, 2):
-        raise ValueError(f"ids must have shape (T,) or (B, T), got shape {tuple(ids.shape)} (rank {ids.ndim}); "
+        raise ValueError(f"ids must have shape (T,) or (B, T), got shape {tuple(ids.shape)} (ndim {ids.ndim}); "
                          f"reshape it, e.g. ids.reshape(-1, ids.shape[-1])")
     T = ids.shape[-1]
     if max_len < T:
