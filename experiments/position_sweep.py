@@ -10,9 +10,10 @@ with the machine, the versions, the seeds and the wall time.
 
 ``controls`` retrains the sweep's RoPE and ALiBi models (k = 2, the same seeds and code, so the
 same models) and writes ``src/tokvec/data/position-controls.json``: RoPE read with pair 1 alone
-slowed, or pairs 2 and 3, with the keys that alias the target on pair 0 hidden, or every other far
-key hidden; ALiBi with each head silenced in turn, with a window of 16 keys, and where each head
-puts its weight. Every measurement is on evaluation sequences that no model trained on.
+slowed by 4 or by 2, pairs 2 and 3 slowed by 4, or pair 0 alone slowed by 4, with the keys that
+alias the target on pair 0 hidden (and where the attention goes then), or every other far key
+hidden; ALiBi with each head silenced in turn, with windows of 4, 8, 16 and 32 keys, and where
+each head puts its weight. Every measurement is on evaluation sequences that no model trained on.
 
 Chapter 12 reads both files and ``tests/test_experiment.py`` checks them. The same as
 ``python -m tokvec.experiment [controls]``; kept as a file so that it can be read, copied and

@@ -2,6 +2,7 @@
 
 import dataclasses
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -529,7 +530,7 @@ def test_the_chapters_claims_hold_in_the_committed_sweep():
 def test_the_chapters_per_position_claims_hold_in_the_committed_sweep():
     """RoPE steps down at t = 40 and collapses at t = 46 in every seed, then falls below the
     order-blind guess; none+bos holds a few positions; far aliases of k = 8 and 24 do no harm
-    up to t = 63; most of ALiBi's decline is there with the window too."""
+    up to t = 63; ALiBi declines with the window of 32 keys too, less than with all keys."""
     order_blind = np.array(STORED["baselines"]["order_blind"])
 
     def band(curve, lo, hi, k=experiment.SWEEP.k):
@@ -557,6 +558,7 @@ def test_the_committed_controls_read_the_sweeps_own_models_and_are_complete():
     assert CONTROLS["config"] == dataclasses.asdict(experiment.SWEEP) | {"seed": None,
                                                                           "eval_lens": list(experiment.SWEEP.eval_lens)}
     assert CONTROLS["pair_controls"] == {name: list(v) for name, v in experiment.PAIR_CONTROLS.items()}
+    assert CONTROLS["alibi_windows"] == list(experiment.ALIBI_WINDOWS) == [4, 8, 16, 32]
     T, k, L = max(experiment.SWEEP.eval_lens), experiment.SWEEP.k, experiment.SWEEP.train_len
     for scheme in ("rope", "alibi"):
         assert [c["seed"] for c in CONTROLS[scheme]] == list(experiment.SWEEP_SEEDS)
@@ -568,10 +570,19 @@ def test_the_committed_controls_read_the_sweeps_own_models_and_are_complete():
         curves = [*control["divide"].values(), control["hide_aliases"], control["aliases_only"]]
         assert set(control["divide"]) == set(experiment.PAIR_CONTROLS)
         assert all(len(c) == T - k and min(c) >= 0 and max(c) <= 1 for c in curves)
-    for control in CONTROLS["alibi"]:
+        at = control["hide_aliases_cliff"]
+        assert at == experiment.cliff(control["hide_aliases"], experiment.SWEEP)
+        weights = np.array(control["hide_aliases_after_cliff"])            # [layer][head][offset 0 .. at + 3]
+        assert weights.shape == (experiment.SWEEP.n_layers, experiment.SWEEP.n_heads, at + 4)
+        assert np.allclose(weights.sum(-1), 1, atol=2e-3)
+        hidden = [d for d in control["aliases"] if d < at + 4]
+        assert hidden and weights[..., hidden].max() == 0                  # the hidden offsets get nothing
+    for control, entry in zip(CONTROLS["alibi"], STORED["sweep"]):
         silenced = np.array(control["silenced"])
         assert silenced.shape == (experiment.SWEEP.n_layers, experiment.SWEEP.n_heads, T - k)
-        assert len(control["window_16"]) == T - k
+        assert set(control["windows"]) == {str(w) for w in experiment.ALIBI_WINDOWS}
+        assert all(len(curve) == T - k for curve in control["windows"].values())
+        assert control["windows"][str(L)] == entry["windowed"]["alibi"]    # the sweep's own window, bit for bit
         profile = control["profile"]
         assert np.array(profile["mean"]).shape == (experiment.SWEEP.n_layers, experiment.SWEEP.n_heads, 9)
         assert np.array(profile["largest_gap"]).shape == (experiment.SWEEP.n_layers, experiment.SWEEP.n_heads, 1)
@@ -583,13 +594,26 @@ def test_the_committed_rope_controls_are_what_this_code_computes():
     """Seed 0's RoPE controls recomputed (one sweep model trained again, about 30 s)."""
     control = CONTROLS["rope"][0]
     again = experiment._control_job((dataclasses.replace(experiment.SWEEP, seed=0), "rope"))
-    for key in ("by_position", "aliases", "divide", "hide_aliases", "aliases_only"):
+    for key in ("by_position", "aliases", "divide", "hide_aliases", "hide_aliases_cliff",
+                "hide_aliases_after_cliff", "aliases_only"):
+        assert again[key] == control[key], key
+
+
+@pytest.mark.slow
+def test_the_committed_alibi_controls_are_what_this_code_computes():
+    """Seed 0's ALiBi controls recomputed (one sweep model trained again, about 40 s)."""
+    control = CONTROLS["alibi"][0]
+    again = experiment._control_job((dataclasses.replace(experiment.SWEEP, seed=0), "alibi"))
+    for key in ("by_position", "silenced", "windows", "profile"):
         assert again[key] == control[key], key
 
 
 def test_the_chapters_claims_about_the_controls_hold():
-    """Pair 1 alone decides RoPE's failure; the aliases suffice but are not needed; ALiBi's steep
-    heads carry the task, and layer 1's ignores the tokens; a window costs ALiBi where it cuts."""
+    """Pair 1 alone decides RoPE's failure, at about 4 rad whatever its divisor; pair 0 slowed
+    alone breaks even the trained positions; the aliases suffice but are not needed, and without
+    them the weight goes to the next keys round pair 0's circle. ALiBi's steep heads carry the
+    task, and layer 1's ignores the tokens; past the training length, the fewer keys in reach,
+    the better ALiBi does, while inside it every narrower window costs."""
     k = experiment.SWEEP.k
 
     def band(curve, lo, hi):
@@ -600,11 +624,21 @@ def test_the_chapters_claims_about_the_controls_hold():
         assert band(slowed, 40, 128) > 0.9995 and band(none, 40, 64) < 0.3        # pair 1 alone fixes it
         cliff = experiment.cliff(slowed, experiment.SWEEP)
         assert 4.0 <= cliff * 0.1 / 4 <= 4.5 and 4.0 <= experiment.cliff(none, experiment.SWEEP) * 0.1 <= 4.5
-        assert abs(experiment.cliff(control["divide"]["pairs 2-3 / 4"], experiment.SWEEP)
-                   - experiment.cliff(none, experiment.SWEEP)) <= 1             # pairs 2-3: nothing
+        pairs_2_3 = control["divide"]["pairs 2-3 / 4"]
+        assert abs(experiment.cliff(pairs_2_3, experiment.SWEEP)
+                   - experiment.cliff(none, experiment.SWEEP)) <= 1             # pairs 2-3: nothing...
+        assert abs(band(pairs_2_3, 40, 64) - band(none, 40, 64)) <= 0.025        # ...beyond a point or two
+        halved = control["divide"]["pair 1 / 2"]                                # a second factor
+        assert band(halved, 40, 64) > 0.9995 and 4.0 <= experiment.cliff(halved, experiment.SWEEP) * 0.1 / 2 <= 4.5
+        order_blind = np.array(STORED["baselines"]["order_blind"])
+        assert band(control["divide"]["pair 0 / 4"], 2, 32) < order_blind[1:31].mean()   # pair 0 needed as is
         assert abs(band(control["aliases_only"], 40, 64) - band(none, 40, 64)) < 0.01   # aliases suffice
         hidden = control["hide_aliases"]
         assert band(hidden, 40, 64) > band(none, 40, 64) + 0.2 and band(hidden, 64, 128) < 0.15  # not needed
+        layer2 = np.array(control["hide_aliases_after_cliff"])[1].mean(0)
+        far = {int(d) for d in np.argsort(layer2[32:])[::-1][:2] + 32}
+        assert far == {47, 53}                                                  # the next keys round pair 0
+        assert all(0.5 < abs(math.remainder(d - k, 2 * math.pi)) < 1.1 for d in far)
     for control, entry in zip(CONTROLS["alibi"], STORED["sweep"]):
         seen = {(layer, h): band(curve, 2, 32) for layer, heads in enumerate(control["silenced"])
                 for h, curve in enumerate(heads)}
@@ -614,9 +648,15 @@ def test_the_chapters_claims_about_the_controls_hold():
         assert profile["largest_gap"][0][0][0] < 0.005                          # layer 1's steep head: its bias
         assert np.argmax(profile["mean"][0][0]) == 0                            # most weight on its own token
         assert min(profile["largest_gap"][1][h][0] for h in range(2)) > 0.15    # layer 2 reads the tokens
-        window_16, full = control["window_16"], entry["by_position"]["alibi"]
-        assert band(window_16, 24, 32) < band(full, 24, 32) - 0.02              # it costs inside training
-        assert abs(band(window_16, 192, 256) - band(entry["windowed"]["alibi"], 192, 256)) < 0.02
+        full, window = entry["by_position"]["alibi"], control["windows"]
+        far = {w: band(window[w], 192, 256) for w in window} | {"all": band(full, 192, 256)}
+        assert far["all"] < far["32"] < far["8"] and far["4"] > 0.97             # fewer keys, better
+        assert 0.02 <= far["32"] - far["all"] <= 0.035                         # keys 32+ back: about 2.5
+        assert 0.02 <= far["8"] - far["32"] <= 0.035                           # keys 8-31 back: about 3 more
+        assert abs(far["16"] - far["32"]) < 0.01                               # 16 is no better than 32
+        assert window["32"][:30] == full[:30]                                  # nothing to mask before t = 32
+        inside = {w: band(full, 16, 32) - band(window[w], 16, 32) for w in ("16", "8", "4")}
+        assert inside["16"] > 0.02 and inside["16"] > inside["8"] > inside["4"] > -0.005   # costs, unevenly
 
 
 @pytest.mark.parametrize("changes,match", [

@@ -669,6 +669,93 @@ def test_bad_argument_is_a_clear_error(fn, valid, name, value, pattern):
     assert re.search(pattern, message), f"{name}={value!r:.60}: the message does not name it: {message}"
 
 
+def test_per_layer_rope_parameters_are_refused_with_the_layer_type_to_pass():
+    """Gemma 3 stores one dict per layer type; the error names them, and the dict it names works."""
+    config = transformers.Gemma3TextConfig()
+    nested = config.rope_parameters
+    assert set(nested) == {"sliding_attention", "full_attention"}
+    with pytest.raises(ValueError, match=r"one rope_parameters dict per layer type \(\['sliding_attention', "
+                                         r"'full_attention'\]\).*scaling=config.rope_parameters\['full_attention'\]"):
+        rope_frequencies(config.head_dim, scaling=nested)
+    with pytest.raises(ValueError, match="one rope_parameters dict per layer type"):
+        rope(torch.zeros(3, 8), scaling=nested)
+    for params in nested.values():                                 # the fix the message gives
+        expected = 1.0 / params["rope_theta"] ** (torch.arange(0, 256, 2, dtype=torch.float64) / 256)
+        close(rope_frequencies(256, scaling=params)[0], expected, rtol=1e-14)
+    with pytest.raises(ValueError, match=r"must name its rope_type"):   # a flat dict without a type: as before
+        rope_frequencies(8, scaling={"factor": 2.0})
+
+
+def test_llama_4_scaling_beta_is_refused_with_what_it_does():
+    """Ministral 3 scales its queries by position beside YaRN: never dropped in silence."""
+    config = transformers.Ministral3Config()
+    stored = config.rope_parameters
+    assert stored["llama_4_scaling_beta"] == 0.1 and stored["rope_type"] == "yarn"
+    with pytest.raises(ValueError, match=r"llama_4_scaling_beta'\] = 0.1: Ministral 3 .* multiply each query "
+                                         r"at position m by 1 \+ beta \* ln\(1 \+ floor\(m / original_max_"
+                                         r".*apply that query scale"):
+        rope_frequencies(config.head_dim, scaling=stored, max_position_embeddings=config.max_position_embeddings)
+    from transformers.models.ministral3 import modeling_ministral3
+    scale = modeling_ministral3.get_llama_4_attn_scale(torch.tensor([[0, 16383, 16384, 50_000]]), 0.1, 16384)
+    assert scale.flatten().tolist()[:2] == [1.0, 1.0] and scale.flatten()[2] > 1     # it does change the queries
+    rest = {key: value for key, value in stored.items() if key != "llama_4_scaling_beta"}
+    with hf_float64():
+        expected, expected_factor = hf_rope.ROPE_INIT_FUNCTIONS["yarn"](config, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                            # max_position_embeddings in the dict
+        got, factor = rope_frequencies(config.head_dim, scaling=rest,
+                                       max_position_embeddings=config.max_position_embeddings)
+    close(got, expected, rtol=1e-14)                               # the frequencies the message promises
+    assert factor == pytest.approx(expected_factor, rel=1e-15)
+
+
+def test_multimodal_rope_is_refused_with_the_frequencies_it_would_use():
+    """Qwen2-VL's config.json: {"type": "mrope", "mrope_section": [16, 24, 24]}, kept by transformers."""
+    config = transformers.Qwen2VLConfig(rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]}).text_config
+    stored = config.rope_parameters
+    assert stored["type"] == "mrope" and stored["rope_type"] == "default"
+    for scaling in (stored, {"type": "mrope"}, {"rope_type": "default", "mrope_section": [2, 1, 1]}):
+        with pytest.raises(ValueError, match=r"multimodal RoPE \(Qwen2-VL.*three positions.*frequencies are "
+                                             r"those of rope_type 'default'.*without 'mrope_section'"):
+            rope_frequencies(128, scaling=scaling)
+    rest = {key: value for key, value in stored.items() if key not in ("type", "mrope_section")}
+    with hf_float64():
+        expected, _ = modeling_llama.LlamaRotaryEmbedding.compute_default_rope_parameters(config)
+    close(rope_frequencies(128, scaling=rest)[0], expected, rtol=1e-14)
+
+
+def test_every_default_config_of_transformers_is_accepted_or_refused_with_a_reason():
+    """Each config class's defaults, as transformers stores them: computed, or refused with why
+    (a few seconds: it builds every config class of transformers)."""
+    reasons = ("partial_rotary_factor", "one rope_parameters dict per layer type", "llama_4_scaling_beta",
+               "multimodal RoPE", "which this module does not implement")
+    computed = refused = 0
+    for name, config_class in sorted(transformers.CONFIG_MAPPING.items()):
+        try:
+            config = config_class()
+        except Exception:                                          # needs arguments: not a default config
+            continue
+        stored = getattr(config, "rope_parameters", None)
+        if not isinstance(stored, dict) or not stored:
+            continue
+        try:
+            d_head = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        except Exception:
+            continue
+        if not isinstance(d_head, int) or d_head % 2:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                rope_frequencies(d_head, scaling=dict(stored), seq_len=4096,
+                                 max_position_embeddings=int(getattr(config, "max_position_embeddings", 0) or 4096))
+            computed += 1
+        except ValueError as error:
+            assert any(reason in str(error) for reason in reasons), (name, str(error))
+            refused += 1
+    assert computed > 100 and refused > 20, (computed, refused)
+
+
 # (scaling or other arguments, error, regex): the message names the key, the valid range and the fix
 MESSAGES = [
     ({"scaling": {"rope_type": "rope"}}, ValueError,
@@ -696,6 +783,9 @@ MESSAGES = [
     ({"scaling": {**LINEAR, "factor": "2"}}, TypeError, r"scaling\['factor'\] must be a real number >= 1"),
     ({"scaling": {**LINEAR, "beta_fast": 32}}, ValueError,
      r"keys that rope_type 'linear' does not use: \['beta_fast'\]; it takes rope_type, factor"),
+    ({"scaling": {**LINEAR, "facter": 2.0}}, ValueError,
+     r"does not use: \['facter'\].*Check the spelling; a key that a model's own code reads changes what"),
+    ({"scaling": {"rope_type": "axial"}}, ValueError, r"got 'axial': 'axial' \(vision encoders\) rotates image"),
     ({"scaling": {**LLAMA3, "low_freq_factor": 4.0}}, ValueError,
      r"low_freq_factor'\] = 4 must be less than scaling\['high_freq_factor'\] = 4"),
     ({"scaling": {**LLAMA3, "low_freq_factor": 0.0}}, ValueError, r"low_freq_factor'\] must be a finite number > 0"),

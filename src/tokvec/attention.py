@@ -111,6 +111,22 @@ _ANY_TYPE = ("rope_type", "type", "rope_theta", "partial_rotary_factor", "max_po
 _OTHER_TYPES = {
     "longrope": "LongRoPE (Phi-3) divides each pair by its own short_factor or long_factor",
     "proportional": "'proportional' rotates part of each head with frequencies of the whole head",
+    "axial": "'axial' (vision encoders) rotates image patches by their row and their column, 2-D RoPE",
+}
+
+#: keys that a model's own code reads beside the frequencies: they change what the model computes,
+#: so they are refused with what they do, never dropped in silence
+_MODEL_KEYS = {
+    "llama_4_scaling_beta": (
+        "Ministral 3 and Mistral 4 (in transformers) also multiply each query at position m by "
+        "1 + beta * ln(1 + floor(m / original_max_position_embeddings)), a scale that grows with the "
+        "position and is not part of RoPE's frequencies, so this function does not return it; for the "
+        "frequencies alone, pass scaling without the key and apply that query scale in your attention"),
+    "mrope_section": (
+        "multimodal RoPE (Qwen2-VL and its successors) splits the pairs into sections turned by three "
+        "positions (time, and an image patch's row and column), which rope() does not do; the "
+        "frequencies are those of rope_type {rope_type!r}: for them, or for text alone (where the three "
+        "positions agree), pass scaling without 'mrope_section' and without 'type': 'mrope'"),
 }
 
 
@@ -188,8 +204,23 @@ def _scaling_params(d: int, scaling: object, base: object,
     types = ", ".join(repr(t) for t in _ROPE_KEYS)
     rope_type = _rope_type(scaling)
     if "rope_type" not in scaling and "type" not in scaling:
+        if scaling and all(isinstance(value, dict) or value is None for value in scaling.values()):
+            layers = list(scaling)
+            example = "full_attention" if "full_attention" in layers else layers[0]
+            raise ValueError(f"scaling holds one rope_parameters dict per layer type ({layers}), as transformers "
+                             f"stores them for models whose layers use different RoPE settings (Gemma 3, "
+                             f"ModernBERT, OLMo 3); pass the dict of the layers you compute, e.g. "
+                             f"scaling=config.rope_parameters[{example!r}]")
         raise ValueError(f"scaling must name its rope_type (one of {types}); add it, e.g. "
                          f"scaling={{'rope_type': 'linear', 'factor': 2.0}}")
+    if "mrope_section" in scaling or scaling.get("type") == "mrope":
+        section = scaling.get("mrope_section")
+        named = "type'] = 'mrope'" if section is None else f"mrope_section'] = {section!r:.40}"
+        raise ValueError(f"scaling['{named}: "
+                         + _MODEL_KEYS["mrope_section"].format(rope_type=scaling.get("rope_type", "default")))
+    for key, why in _MODEL_KEYS.items():
+        if key in scaling:
+            raise ValueError(f"scaling[{key!r}] = {scaling[key]!r:.40}: {why}")
     if not isinstance(rope_type, str) or rope_type not in _ROPE_KEYS:
         other = _OTHER_TYPES.get(rope_type) if isinstance(rope_type, str) else None
         why = (f"{other}, which this module does not implement" if other
@@ -210,8 +241,9 @@ def _scaling_params(d: int, scaling: object, base: object,
     if unknown:
         takes = ", ".join(("rope_type", *required, *optional))
         raise ValueError(f"scaling has keys that rope_type {rope_type!r} does not use: {unknown}; it takes "
-                         f"{takes} (and type, rope_theta, max_position_embeddings). Remove them or check "
-                         f"the spelling")
+                         f"{takes} (and type, rope_theta, max_position_embeddings). Check the spelling; a key "
+                         f"that a model's own code reads changes what that model computes, so find out what "
+                         f"it does before you drop it")
     if scaling.get("partial_rotary_factor") is not None:
         share = _real(scaling, "partial_rotary_factor", 0.0, low_ok=False,
                       hint="the share of each head that RoPE rotates, e.g. 0.25 for GPT-NeoX")
@@ -310,12 +342,17 @@ def rope_frequencies(d_head: int, *, base: float | None = None, scaling: dict | 
     warns when it loads the config: a llama3 ``original_max_position_embeddings`` not below
     ``max_position_embeddings``, a yarn ``factor`` that is not their ratio.
 
-    Refused with an error that says why: a ``partial_rotary_factor`` other than 1 (call this with
-    the rotated part's size instead), the types this module does not implement (``"longrope"``
-    and its per-pair ``short_factor`` and ``long_factor``, ``"proportional"``), any other key,
-    and values transformers silently replaces by a default (``beta_fast`` or ``beta_slow`` of 0,
-    ``truncate`` of ``None``, ``mscale`` without ``mscale_all_dim``, where DeepSeek's own code
-    would not ignore it).
+    Refused with an error that says why and what to pass instead: a dict of dicts, one per layer
+    type, as transformers stores Gemma 3's or ModernBERT's (pass
+    ``config.rope_parameters["full_attention"]`` or another layer type's); a
+    ``partial_rotary_factor`` other than 1 (call this with the rotated part's size instead); the
+    types this module does not implement (``"longrope"`` and its per-pair ``short_factor`` and
+    ``long_factor``, ``"proportional"``, ``"axial"``); keys that a model's own code reads beside
+    the frequencies (Ministral 3's ``llama_4_scaling_beta``, a query scale that grows with the
+    position; Qwen2-VL's ``mrope_section``, with ``"type": "mrope"``); any other key; and values
+    transformers silently replaces by a default (``beta_fast`` or ``beta_slow`` of 0, ``truncate``
+    of ``None``, ``mscale`` without ``mscale_all_dim``, where DeepSeek's own code would not
+    ignore it).
 
     Llama 3.1: ``rope_frequencies(128, scaling={"rope_type": "llama3", "factor": 8.0,
     "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,

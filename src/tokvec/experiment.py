@@ -70,11 +70,11 @@ from tokvec import validate
 from tokvec.attention import alibi_bias, rope, scores
 from tokvec.layers import LearnedTransformerEmbedding, TransformerEmbedding
 
-__all__ = ["CONTROLS_PATH", "OFFSETS", "OFFSET_SCHEMES", "PAIR_CONTROLS", "SCHEMES", "SMALL", "SWEEP", "SWEEP_PATH",
-           "SWEEP_SEEDS", "Config", "TinyTransformer", "ablated", "alias_offsets", "attention_weights", "batch",
-           "build", "cliff", "controls", "deterministic", "eval_batch", "evaluate", "head_profile", "load_controls",
-           "load_sweep", "main", "offset_mask", "order_blind_accuracy", "rope_per_pair", "rope_rules", "run",
-           "scaled_rope", "sweep", "train", "window_mask"]
+__all__ = ["ALIBI_WINDOWS", "CONTROLS_PATH", "OFFSETS", "OFFSET_SCHEMES", "PAIR_CONTROLS", "SCHEMES", "SMALL",
+           "SWEEP", "SWEEP_PATH", "SWEEP_SEEDS", "Config", "TinyTransformer", "ablated", "alias_offsets",
+           "attention_weights", "batch", "build", "cliff", "controls", "deterministic", "eval_batch", "evaluate",
+           "head_profile", "load_controls", "load_sweep", "main", "offset_mask", "order_blind_accuracy",
+           "rope_per_pair", "rope_rules", "run", "scaled_rope", "sweep", "train", "window_mask"]
 
 SCHEMES = ("none", "none+bos", "learned", "sinusoidal", "rope", "alibi")
 SWEEP_PATH = Path(__file__).parent / "data" / "position-sweep.json"
@@ -475,11 +475,15 @@ def rope_rules(cfg: Config, factor: float = 4.0) -> dict[str, dict]:
 
 
 @torch.no_grad()
-def attention_weights(model: TinyTransformer, cfg: Config, window: int | None = None) -> torch.Tensor:
-    """Attention weights on the evaluation sequences, averaged over them: ``(layers, h, T, T)``."""
+def attention_weights(model: TinyTransformer, cfg: Config, window: int | None = None, *,
+                      hide: Sequence[int] | None = None) -> torch.Tensor:
+    """Attention weights on the evaluation sequences, averaged over them: ``(layers, h, T, T)``.
+
+    ``window`` and ``hide`` mask keys as in :func:`evaluate`.
+    """
     with deterministic(cfg.seed):
         keep = []
-        model.eval()(eval_batch(cfg)[0], window=window, keep=keep)
+        model.eval()(eval_batch(cfg)[0], window=window, keep=keep, hide=hide)
         model.train()
     return torch.stack([w.double().mean(0) for w in keep])
 
@@ -612,8 +616,12 @@ def load_sweep(path: Path = SWEEP_PATH) -> dict:
 # --- the controls of chapter 12: which pair, which keys, which heads -------------------------------
 
 CONTROLS_PATH = Path(__file__).parent / "data" / "position-controls.json"
-#: RoPE read with chosen pairs slowed: pair 1 alone (pair 0 and so its aliases untouched), pairs 2-3
-PAIR_CONTROLS = {"pair 1 / 4": (1, 4, 1, 1), "pairs 2-3 / 4": (1, 1, 4, 4)}
+#: RoPE read with chosen pairs slowed: pair 1 alone by 4 or by 2 (pair 0 and so its aliases
+#: untouched), pairs 2-3, or pair 0 alone (the fast pair that points at the target)
+PAIR_CONTROLS = {"pair 1 / 4": (1, 4, 1, 1), "pairs 2-3 / 4": (1, 1, 4, 4), "pair 1 / 2": (1, 2, 1, 1),
+                 "pair 0 / 4": (4, 1, 1, 1)}
+#: ALiBi read with every key ``w`` or more places back masked in both layers, for each ``w``
+ALIBI_WINDOWS = (4, 8, 16, 32)
 
 
 def alias_offsets(k: int, offsets: Sequence[int], tolerance: float = 0.5) -> list[int]:
@@ -676,12 +684,18 @@ def _control_job(args: tuple[Config, str]) -> dict:
         aliases = alias_offsets(cfg.k, far)
         out["aliases"] = aliases
         out["divide"] = {name: _round(evaluate(model, cfg, rope_divide=div)) for name, div in PAIR_CONTROLS.items()}
-        out["hide_aliases"] = _round(evaluate(model, cfg, hide=aliases))
+        hidden = evaluate(model, cfg, hide=aliases)
+        out["hide_aliases"] = _round(hidden)
+        at = cliff(hidden, cfg)                    # where it collapses with the aliases hidden
+        if at is not None:
+            out["hide_aliases_cliff"] = at
+            weights = attention_weights(model, cfg, hide=aliases)           # (layers, h, T, T)
+            out["hide_aliases_after_cliff"] = _by_offset(weights, range(at, at + 4))
         out["aliases_only"] = _round(evaluate(model, cfg, hide=[d for d in far if d not in aliases]))
     else:
         out["silenced"] = [[_round(evaluate(model, cfg, silence=[(layer, head)])) for head in range(cfg.n_heads)]
                            for layer in range(cfg.n_layers)]
-        out["window_16"] = _round(evaluate(model, cfg, window=16))
+        out["windows"] = {str(w): _round(evaluate(model, cfg, window=w)) for w in ALIBI_WINDOWS}
         out["profile"] = head_profile(model, cfg)
     out["seconds"] = round(time.perf_counter() - start, 2)
     return out
@@ -692,9 +706,11 @@ def controls(path: Path = CONTROLS_PATH, seeds: Sequence[int] = SWEEP_SEEDS, wor
 
     For RoPE: the pair controls of :data:`PAIR_CONTROLS` (:func:`rope_per_pair`), and the keys at the
     unseen offsets that alias offset ``k`` on pair 0 (:func:`alias_offsets`) hidden, or every other
-    unseen offset hidden. For ALiBi: every head silenced in turn (:func:`ablated`), a window of 16
-    keys, and :func:`head_profile`. Every measurement is on :func:`eval_batch`'s sequences; the
-    models are the sweep's (same seeds, same code), so their plain accuracies equal the sweep's.
+    unseen offset hidden; with the aliases hidden, the cliff (:func:`cliff`) and the attention by
+    offset of the four queries from it. For ALiBi: every head silenced in turn (:func:`ablated`),
+    the windows of :data:`ALIBI_WINDOWS` keys, and :func:`head_profile`. Every measurement is on
+    :func:`eval_batch`'s sequences; the models are the sweep's (same seeds, same code), so their
+    plain accuracies equal the sweep's.
     """
     from tokvec.bench.common import describe
 
@@ -706,6 +722,7 @@ def controls(path: Path = CONTROLS_PATH, seeds: Sequence[int] = SWEEP_SEEDS, wor
         measured = list(pool.map(_control_job, jobs))
     results["config"] = dataclasses.asdict(SWEEP) | {"seed": None}
     results["pair_controls"] = {name: list(div) for name, div in PAIR_CONTROLS.items()}
+    results["alibi_windows"] = list(ALIBI_WINDOWS)
     for scheme in ("rope", "alibi"):
         results[scheme] = [m for (cfg, s), m in zip(jobs, measured) if s == scheme]
     results["workers"] = workers
