@@ -265,7 +265,9 @@ def test_committed_results_are_complete(path):
     for rerun in data.get("reruns", []):
         assert rerun["command"].startswith("python benchmarks/bytebpe_vs_tiktoken.py") and rerun["texts"]
     assert data["machine"]["cpu"] and data["machine"]["tiktoken"]
-    assert data["texts"]["mixed_encode"]["bytes"] >= 1_000_000 and data["texts"]["mixed_train"]["bytes"] >= 5_000_000
+    # cut at 1 MB and 5 MB of UTF-8, less the bytes of a character the cut would split (at most 3)
+    assert 1_000_000 - 3 <= data["texts"]["mixed_encode"]["bytes"] <= 1_000_000
+    assert 5_000_000 - 3 <= data["texts"]["mixed_train"]["bytes"] <= 5_000_000
     encode = [r for r in data["records"] if r["task"] == "encode"]
     assert {(r["tokenizer"], r["impl"]) for r in encode} == {(t, i) for t in ("cl100k_base", "gpt2") for i in IMPLS}
     for r in encode:
@@ -276,6 +278,8 @@ def test_committed_results_are_complete(path):
         assert r["seconds"] == pytest.approx(statistics.median(r["seconds_all"]), abs=1e-4)
         if r["impl"] == "tokvec_cold_cache":                      # the target: within 5x, single thread
             assert r["vs_tiktoken"] <= 5
+        # after an untimed warm-up round; the load sums the timed calls of the tokenizer's four contenders
+        assert r["warmup_rounds"] == 1 and r["task_load"]["calls"] == 4 * r["repeats"]
     # every number measured on a text can say which: the run that made it describes that text
     for r in data["records"]:
         text = bench.text_of(data, r)
@@ -286,6 +290,11 @@ def test_committed_results_are_complete(path):
     assert {r["bytes"] for r in train} >= {data["texts"]["mixed_train"]["bytes"]}
     assert all(r["seconds"] > 0 and r["peak_mb"] > 0 and r["merges"] > 0 for r in train)
     assert all(len(r["seconds_all"]) == r["repeats"] for r in train)
+    assert all(r["warmup_rounds"] == 1 and r["task_load"]["calls"] == r["repeats"] for r in train)
+    stream = [r for r in data["records"] if r["task"] == "stream"]
+    assert stream and all(r["task_load"]["calls"] == 2 for r in stream)      # encode and encode_iterable
+    # the code text is named by its digest, so a patched standard library shows
+    assert len(data["sources"]["code"]["sha256"]) == 64
 
 
 @pytest.mark.parametrize("path", RESULTS, ids=lambda p: p.name)
@@ -402,8 +411,12 @@ def test_committed_training_results_are_complete(path):
             assert len(r["seconds_all"]) == r["repeats"] and r["seconds"] > 0
             assert r["vs_hf_same_threads"] == pytest.approx(r["seconds"] / mine["hf", n]["seconds"], abs=0.01)
             assert r["rss_mb"] >= r["rss_before_mb"] > 0
+            # after an untimed warm-up round; the load sums the timed runs of all four contenders
+            assert r["warmup_rounds"] == 1 and r["task_load"]["calls"] == 4 * r["repeats"]
+            assert len(r["other_cpu_s_all"]) == len(r["steal_s_all"]) == r["repeats"]
         assert mine["tokvec", 1]["traced_mb"] > 0 and mine["tokvec", cores]["workers_rss_mb"] > 0
     assert {r["bytes"] for r in records} >= {5_000_000}
+    assert len(data["sources"]["code"]["sha256"]) == 64
 
 
 def test_training_results_are_committed():

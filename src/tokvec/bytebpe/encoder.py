@@ -52,9 +52,11 @@ class Tokenizer:
 
     **Memory.** A cache remembers the ids of each piece it has merged (text repeats its words).
     It holds at most :attr:`cache_size` (65,536) pieces of at most :attr:`cache_piece_bytes` (64)
-    bytes and is emptied when full. Full, keys and ids together take about 12 MB on ordinary text
-    (about 180-190 bytes a piece) and at most about 60 MB (an emoji and 60 control characters:
-    a key of 4 bytes a character and 62-63 ids), measured by the benchmark's ``cache`` task.
+    bytes and is emptied when full. Keys and ids together take 180-191 bytes a piece on ordinary
+    text (the 64,159 distinct pieces of the benchmark's 5 MB of mixed text: 11.5 MB with GPT-4's
+    tokenizer, 12.3 MB with GPT-2's), so about 12 MB when full, and at most about 60 MB when full
+    of the costliest pieces found (an emoji and 60 control characters: a key of 4 bytes a
+    character and 62-63 ids), measured by the benchmark's ``cache`` task.
     ``encode_iterable`` holds, besides the cache, its pending text: the last two pieces (a piece
     is settled only once it ends), anything that may still become a special token, and what it
     has read since it last looked, at most as much again plus one chunk. On ordinary text that
@@ -64,9 +66,9 @@ class Tokenizer:
     72 MB, ``encode`` of it 71 MB). The pending text is scanned again only once it has doubled, so
     the work stays linear in the length of the stream. Measured from a fresh tokenizer
     with ``tracemalloc`` (``benchmarks/bytebpe_vs_tiktoken.py``, tasks ``stream`` and ``cache``):
-    streamed line by line, 1 MB of Python code peaks at 2.1 MB and 5 MB of mixed text at 11.7 MB
-    (the cache fills once and starts afresh); ``encode`` of the same texts peaks at 15 MB and
-    77 MB.
+    streamed line by line, 1 MB of Python code peaks at 2.0 MB and 5 MB of mixed text at 11.6 MB
+    (nearly all of it the cache, which those 64,159 pieces fill without reaching the bound);
+    ``encode`` of the same texts peaks at 15 MB and 77 MB.
     """
 
     #: At most this many pieces stay in the cache; when it is full it is emptied and refilled
@@ -79,7 +81,7 @@ class Tokenizer:
     #: Longer pieces (in bytes) are merged by :meth:`_encode_long_piece` (a heap, ``O(n log n)``);
     #: shorter ones, most words, by :meth:`_encode_piece`, the loop the chapter shows. Measured on
     #: the pieces of 1 MB of mixed text (task ``piece_length``): as fast as the heap up to 16
-    #: bytes, slower beyond, and quadratic: 13 s for one piece of 40,000 letters (heap: 0.07 s).
+    #: bytes, slower beyond, and quadratic: 15.5 s for one piece of 40,000 letters (heap: 0.15 s).
     long_piece_bytes = 16
 
     def __init__(self, vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], special_tokens=None, *,
@@ -318,8 +320,8 @@ class Tokenizer:
         """Append the ids of ``pieces`` (pre-tokens) to ``out``: the hot loop of encoding.
 
         A piece in the cache has its ids at once (text repeats its words: 1 MB of mixed text has
-        194,000 pieces, 28,000 of them distinct). Otherwise a piece that is a token is that token;
-        a short one is merged by :meth:`_encode_piece`, a long one by :meth:`_encode_long_piece`;
+        about 195,000 pieces, 28,000 of them distinct). Otherwise a piece that is a token is that
+        token; a short one is merged by :meth:`_encode_piece`, a long one by :meth:`_encode_long_piece`;
         the ids of a piece of at most ``cache_piece_bytes`` bytes are cached, and the cache is
         emptied when it holds ``cache_size``. Timed in ``benchmarks/bytebpe_vs_tiktoken.py`` (task
         ``encode``).
