@@ -42,9 +42,10 @@ A load average cannot tell the benchmark's own processes from anyone else's, so 
 measurement records, around the training call, the process's own CPU time with its finished
 workers' (``cpu_s``), and what the rest of the machine did meanwhile (``other_cpu_s``: the busy
 time of all CPUs in ``/proc/stat`` less ``cpu_s``; ``steal_s``: the time the hypervisor gave to
-other guests). ``/proc/stat`` counts in ticks of 10 ms, a small error on calls of a second or
-more, so here each round's value can be read: a round in which ``other_cpu_s`` is large shared
-the machine. ``task_load`` sums them over all the timed calls of one text.
+other guests). ``/proc/stat`` counts in ticks of 10 ms, and the two counters disagree by more
+than that: the committed run's one-thread rounds of Hugging Face's trainer read -0.12 to -0.17 s
+each (``/proc/stat`` misses part of its CPU time), so only a value well above that, a large
+``other_cpu_s``, says that a round shared the machine. ``task_load`` sums them over all the timed calls of one text.
 """
 
 from __future__ import annotations

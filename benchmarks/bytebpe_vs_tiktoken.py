@@ -4,9 +4,10 @@
 
 Every number is measured in one run, on one thread (tiktoken's ``encode`` is single-threaded),
 interleaved (each round times every contender once), median of ``--repeats`` rounds, after an
-untimed warm-up: a whole round of every contender for ``encode`` (without it, the first round
-ran slower than the rest: tiktoken 0.144 s against a median of 0.095 s), and for the other
-tasks the untimed calls that check each contender's answer. Before timing, the script checks
+untimed warm-up: a whole round of every contender for ``encode`` (an earlier run without it
+had a slow first round; with it, the first timed round of the cold and the uncached encoders is
+still their slowest in the committed run, so read the medians, not the first round), and for
+the other tasks the untimed calls that check each contender's answer. Before timing, the script checks
 that tokvec gives exactly tiktoken's ids on the whole text: a fast wrong answer is not timed.
 The texts are built from a fixed list of sources, never from whatever else
 is installed: the descriptions of the distributions in ``PROSE_DISTRIBUTIONS``, the modules of
