@@ -3,8 +3,8 @@
 ``parallelize_module`` with ``RowwiseParallel`` on an ``nn.Embedding`` must give our layer's
 outputs and gradients (ours are only the rank's rows; DTensor's, in torch 2.13, are the whole
 table on every rank); ``ColwiseParallel`` the single-process output, and with sequence
-parallelism its slice (an all-to-all, which gloo lacks: on the CPU an all-gather in each
-direction, as chapter 13 says); ``dtensor_shard_ranges``
+parallelism its slice (an all-to-all, which DTensor replaces on a CPU mesh by an all-gather in each
+direction, as chapter 13 says, although gloo has ``all_to_all_single``); ``dtensor_shard_ranges``
 what ``distribute_tensor`` really does; and ``loss_parallel()`` our
 ``vocab_parallel_cross_entropy``.
 """
@@ -35,14 +35,22 @@ def table_and_ids(vocab_size):
 
 
 def dtensor_checks(rank, world_size):
+    import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Shard, distribute_tensor
     from torch.distributed.tensor.debug import CommDebugMode
     from torch.distributed.tensor.parallel import loss_parallel
 
     mesh = init_device_mesh("cpu", (world_size,))
+    # gloo has an all-to-all: rank r sends its block j to rank j, so the fallback is DTensor's choice
+    sent = torch.arange(world_size, dtype=torch.float64) + 10 * rank
+    received = torch.empty(world_size, dtype=torch.float64)
+    dist.all_to_all_single(received, sent)
+    expected = torch.arange(world_size, dtype=torch.float64) * 10 + rank
+    gloo_all_to_all = torch.equal(received, expected)
     report = {"local_rows": {v: distribute_tensor(torch.zeros(v, 2), mesh, [Shard(0)]).to_local().shape[0]
-                             for v in (1, 3, 5, 7, 10, 12, 13)}}
+                             for v in (1, 3, 5, 7, 10, 12, 13)},
+              "gloo_all_to_all": gloo_all_to_all}
     for vocab_size in (12, 10):                              # 12: the same split as ours; 10: not for W = 3, 4
         full, ids, grad_out = table_and_ids(vocab_size)
         ours = VocabParallelEmbedding(vocab_size, D, dtype=torch.float64)
@@ -115,6 +123,7 @@ def dtensor_checks(rank, world_size):
 def test_pytorchs_tensor_parallel_api_gives_our_results(world_size):
     reports = run_group(dtensor_checks, world_size, timeout=240)
     for rank, report in enumerate(reports):
+        assert report["gloo_all_to_all"], rank                          # gloo itself has an all-to-all
         for vocab_size, rows in report["local_rows"].items():             # what DTensor really does
             start, end = dtensor_shard_ranges(vocab_size, world_size)[rank]
             assert rows == end - start, (vocab_size, world_size, rank)
@@ -124,7 +133,7 @@ def test_pytorchs_tensor_parallel_api_gives_our_results(world_size):
             assert r["sp_out_equal"] and r["sp_grad_equal"], (world_size, rank, vocab_size, r)
             assert r["columns_equal"]
             assert r["sp_columns_equal"] and r["sp_columns_grad_close"], (world_size, rank, vocab_size)
-            if world_size > 1:       # the all-to-all's CPU fallback, one all-gather each way (gloo has none)
+            if world_size > 1:       # DTensor's CPU-mesh fallback for the all-to-all: one all-gather each way
                 gather = {"c10d_functional.all_gather_into_tensor": 1}
                 assert r["sp_columns_comms"] == [gather, gather], r["sp_columns_comms"]
             start, end = dtensor_shard_ranges(vocab_size, world_size)[rank]

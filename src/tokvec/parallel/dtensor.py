@@ -40,8 +40,9 @@ def parallelize_embedding(embedding, mesh, *, split: str = "rows", sequence_para
     (``input_layouts=Replicate()``). The output is a plain tensor, the full ``(..., T, d)`` on
     every rank, or with ``sequence_parallel=True`` this rank's ``torch.chunk`` slice of the
     sequence (``output_layouts=Shard(-2)``: a reduce-scatter for rows; for columns an all-to-all,
-    ``W`` times fewer bytes, which gloo lacks, so that on the CPU PyTorch gathers the whole output
-    and keeps the slice). The module's full weight is the source on rank 0
+    ``W`` times fewer bytes, which DTensor does not use on a CPU mesh: torch 2.13's
+    ``shard_dim_alltoall`` then gathers the whole output and keeps the slice, whatever the backend,
+    though gloo itself has ``all_to_all_single``). The module's full weight is the source on rank 0
     (``distribute_tensor``'s ``src_data_rank=0``) and is scattered from it. Returns
     ``embedding``, changed in place, as ``parallelize_module`` does.
 
