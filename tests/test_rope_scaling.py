@@ -556,8 +556,41 @@ def test_longrope_stays_an_error():
     phi3 = Phi3Config(max_position_embeddings=131072, original_max_position_embeddings=4096,
                       rope_scaling={"type": "longrope", "short_factor": [1.0] * 48, "long_factor": [2.0] * 48})
     assert phi3.rope_parameters["rope_type"] == "longrope"
-    with pytest.raises(ValueError, match=r"'longrope': LongRoPE .*short_factor or long_factor"):
+    with pytest.raises(ValueError, match=r"'longrope': LongRoPE .*short_factor or long_factor.*"
+                                         r"ROPE_INIT_FUNCTIONS\['longrope'\]\(config, seq_len=T\)"):
         rope_frequencies(96, scaling=phi3.rope_parameters, max_position_embeddings=131072)
+    short, _ = hf_rope.ROPE_INIT_FUNCTIONS["longrope"](phi3, None, seq_len=4096)   # the recipe it gives
+    long, _ = hf_rope.ROPE_INIT_FUNCTIONS["longrope"](phi3, None, seq_len=8192)
+    close(long * 2, short, rtol=1e-6)                       # long_factor 2 against short_factor 1
+
+
+def test_proportional_and_axial_errors_name_what_to_use_and_the_recipes_work():
+    """The refusals of 'proportional' and 'axial' name an alternative, and that alternative runs."""
+    gemma4 = transformers.Gemma4TextConfig().rope_parameters["full_attention"]
+    assert gemma4["rope_type"] == "proportional"
+    with pytest.raises(ValueError, match=r"'proportional' \(Gemma 4\).*which this module does not "
+                                         r"implement; with partial_rotary_factor 1 it equals rope_type "
+                                         r"'linear'.*ROPE_INIT_FUNCTIONS\['proportional'\]"):
+        rope_frequencies(512, scaling=gemma4)
+    # the recipe for a whole head: 'proportional' is 'linear' with the same factor, 'default' without
+    for extra, ours in (({"factor": 2.0}, {"rope_type": "linear", "factor": 2.0}),
+                        ({"partial_rotary_factor": 1.0}, {"rope_type": "default"})):
+        config = LlamaConfig(hidden_size=512, num_attention_heads=4,
+                             rope_parameters={"rope_type": "proportional", "rope_theta": 10000.0, **extra})
+        with hf_float64():
+            expected, _ = hf_rope.ROPE_INIT_FUNCTIONS["proportional"](config, None)
+        close(rope_frequencies(128, scaling=ours)[0], expected, rtol=1e-14)
+    # and the one for part of a head (Gemma 4's full-attention layers rotate a quarter of each)
+    config = transformers.Gemma4TextConfig()
+    part, _ = hf_rope.ROPE_INIT_FUNCTIONS["proportional"](config, None, layer_type="full_attention")
+    assert part.shape == (256,) and int((part > 0).sum()) == 64
+    from transformers.models.qwen3_vl.modeling_qwen3_vl import Qwen3VLVisionRotaryEmbedding
+    vision = transformers.Qwen3VLConfig().vision_config
+    assert vision.rope_parameters["rope_type"] == "axial"
+    with pytest.raises(ValueError, match=r"got 'axial'.*which this module does not implement; use the vision "
+                                         r"model's own rotary module.*Qwen3VLVisionRotaryEmbedding"):
+        rope_frequencies(64, scaling=vision.rope_parameters)
+    assert Qwen3VLVisionRotaryEmbedding(vision).rope_type == "axial"       # the module the error names
 
 
 def _warned(**kwargs):
@@ -765,7 +798,8 @@ MESSAGES = [
     ({"scaling": {**LINEAR, "type": "dynamic"}}, ValueError,
      r"scaling\['type'\] = 'dynamic' differs from scaling\['rope_type'\] = 'linear'.*reads rope_type only"),
     ({"scaling": {"rope_type": "longrope", "short_factor": [1.0] * 4, "long_factor": [1.0] * 4}}, ValueError,
-     r"got 'longrope': LongRoPE .* short_factor or long_factor, which this module does not implement"),
+     r"got 'longrope': LongRoPE .* short_factor or long_factor, which this module does not implement; "
+     r"for its frequencies call transformers'"),
     ({"d_head": 96, "scaling": {**LINEAR, "partial_rotary_factor": 0.25}}, ValueError,
      r"partial_rotary_factor'\] = 0.25: .* first int\(d_head \* 0.25\) = 24 features.*d_head=24"),
     ({"scaling": {**LINEAR, "max_position_embeddings": 64}, "max_position_embeddings": 128}, ValueError,
@@ -785,7 +819,10 @@ MESSAGES = [
      r"keys that rope_type 'linear' does not use: \['beta_fast'\]; it takes rope_type, factor"),
     ({"scaling": {**LINEAR, "facter": 2.0}}, ValueError,
      r"does not use: \['facter'\].*Check the spelling; a key that a model's own code reads changes what"),
-    ({"scaling": {"rope_type": "axial"}}, ValueError, r"got 'axial': 'axial' \(vision encoders\) rotates image"),
+    ({"scaling": {"rope_type": "axial"}}, ValueError,
+     r"got 'axial': 'axial' \(vision encoders\) rotates image.*; use the vision model's own rotary module"),
+    ({"scaling": {"rope_type": "proportional"}}, ValueError,
+     r"got 'proportional'.*; with partial_rotary_factor 1 it equals rope_type 'linear' with the same factor"),
     ({"scaling": {**LLAMA3, "low_freq_factor": 4.0}}, ValueError,
      r"low_freq_factor'\] = 4 must be less than scaling\['high_freq_factor'\] = 4"),
     ({"scaling": {**LLAMA3, "low_freq_factor": 0.0}}, ValueError, r"low_freq_factor'\] must be a finite number > 0"),

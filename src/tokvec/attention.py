@@ -107,11 +107,20 @@ _ROPE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 #: attribute in transformers; read by ``"dynamic"`` only).
 _ANY_TYPE = ("rope_type", "type", "rope_theta", "partial_rotary_factor", "max_position_embeddings")
 
-#: the rope types of transformers that this module does not implement, and what they do instead
+#: the rope types of transformers that this module does not implement: what they do instead, and
+#: what to use for them
 _OTHER_TYPES = {
-    "longrope": "LongRoPE (Phi-3) divides each pair by its own short_factor or long_factor",
-    "proportional": "'proportional' rotates part of each head with frequencies of the whole head",
-    "axial": "'axial' (vision encoders) rotates image patches by their row and their column, 2-D RoPE",
+    "longrope": ("LongRoPE (Phi-3) divides each pair by its own short_factor or long_factor",
+                 "for its frequencies call transformers' "
+                 "modeling_rope_utils.ROPE_INIT_FUNCTIONS['longrope'](config, seq_len=T)"),
+    "proportional": ("'proportional' (Gemma 4) rotates part of each head with frequencies of the whole "
+                     "head",
+                     "with partial_rotary_factor 1 it equals rope_type 'linear' with the same factor "
+                     "('default' without one), so pass that; otherwise call transformers' "
+                     "modeling_rope_utils.ROPE_INIT_FUNCTIONS['proportional'](config, layer_type=...)"),
+    "axial": ("'axial' (vision encoders) rotates image patches by their row and their column, 2-D RoPE",
+              "use the vision model's own rotary module in transformers, e.g. "
+              "Qwen3VLVisionRotaryEmbedding(config.vision_config)"),
 }
 
 #: keys that a model's own code reads beside the frequencies: they change what the model computes,
@@ -223,7 +232,7 @@ def _scaling_params(d: int, scaling: object, base: object,
             raise ValueError(f"scaling[{key!r}] = {scaling[key]!r:.40}: {why}")
     if not isinstance(rope_type, str) or rope_type not in _ROPE_KEYS:
         other = _OTHER_TYPES.get(rope_type) if isinstance(rope_type, str) else None
-        why = (f"{other}, which this module does not implement" if other
+        why = (f"{other[0]}, which this module does not implement; {other[1]}" if other
                else "this module does not implement other schemes; check the spelling")
         raise ValueError(f"scaling['rope_type'] must be one of {types}, got {rope_type!r:.40}: {why}")
     if "type" in scaling and scaling["type"] != rope_type:
@@ -342,17 +351,18 @@ def rope_frequencies(d_head: int, *, base: float | None = None, scaling: dict | 
     warns when it loads the config: a llama3 ``original_max_position_embeddings`` not below
     ``max_position_embeddings``, a yarn ``factor`` that is not their ratio.
 
-    Refused with an error that says why and what to pass instead: a dict of dicts, one per layer
-    type, as transformers stores Gemma 3's or ModernBERT's (pass
+    Refused with an error that says why and what to pass or use instead: a dict of dicts, one per
+    layer type, as transformers stores Gemma 3's or ModernBERT's (pass
     ``config.rope_parameters["full_attention"]`` or another layer type's); a
     ``partial_rotary_factor`` other than 1 (call this with the rotated part's size instead); the
     types this module does not implement (``"longrope"`` and its per-pair ``short_factor`` and
-    ``long_factor``, ``"proportional"``, ``"axial"``); keys that a model's own code reads beside
-    the frequencies (Ministral 3's ``llama_4_scaling_beta``, a query scale that grows with the
-    position; Qwen2-VL's ``mrope_section``, with ``"type": "mrope"``); any other key; and values
-    transformers silently replaces by a default (``beta_fast`` or ``beta_slow`` of 0, ``truncate``
-    of ``None``, ``mscale`` without ``mscale_all_dim``, where DeepSeek's own code would not
-    ignore it).
+    ``long_factor``, ``"proportional"``, ``"axial"``: use transformers' own functions or module,
+    or, for ``"proportional"`` with ``partial_rotary_factor`` 1, ``"linear"``); keys that a
+    model's own code reads beside the frequencies (Ministral 3's ``llama_4_scaling_beta``, a query
+    scale that grows with the position; Qwen2-VL's ``mrope_section``, with ``"type": "mrope"``);
+    any other key; and values transformers silently replaces by a default (``beta_fast`` or
+    ``beta_slow`` of 0, ``truncate`` of ``None``, ``mscale`` without ``mscale_all_dim``, where
+    DeepSeek's own code would not ignore it).
 
     Llama 3.1: ``rope_frequencies(128, scaling={"rope_type": "llama3", "factor": 8.0,
     "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192,
