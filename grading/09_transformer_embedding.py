@@ -80,6 +80,9 @@ with check("the sentence one token at a time gives the whole sentence's vectors"
     torch.testing.assert_close(torch.cat(steps_), out, atol=1e-6, rtol=0)
     torch.testing.assert_close(embed_from(layer, x[3:], start=3), out[3:],
                                atol=1e-6, rtol=0)
+with check("embed_from(layer, ids, start) is what layer(ids, offsets=start) computes"):
+    torch.testing.assert_close(embed_from(layer, x[2:5], start=4), layer(x[2:5], offsets=4),
+                               atol=1e-6, rtol=0)
 with check("start + T > max_len is refused: a ValueError, IndexError or assert"):
     refused = False
     try:

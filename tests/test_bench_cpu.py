@@ -57,6 +57,31 @@ def test_python_runs_every_round_at_small_sizes_and_three_above():
     assert python == {(1, 4): 5, (2, 8): 3}
 
 
+def test_python_apart_times_pure_python_after_the_rounds_and_nothing_else_moves(monkeypatch):
+    """The control for pure Python's neighbours: with ``python_apart`` none of its timed calls
+    sits between two others'; without it, it is in every round."""
+    calls = []
+    real = cpu.contenders
+
+    def logged(*args, **kwargs):
+        for name, dev, dtype, fn in real(*args, **kwargs):
+            yield name, dev, dtype, lambda fn=fn, name=name: (calls.append(name), fn())[1]
+
+    monkeypatch.setattr(cpu, "contenders", logged)
+    for apart in (True, False):
+        calls.clear()
+        records = cpu.run([(1, 4, 8)], vocab_size=16, repeats=3, warmup=0, devices=["cpu"], compile=False,
+                          python_apart=apart)
+        assert {r["impl"]: r["repeats"] for r in records} == dict.fromkeys(cpu.CONTENDERS[:-1], 3)
+        timed = calls[1:]                                   # after pure Python's one warm-up call
+        assert len(timed) == 3 * len(cpu.CONTENDERS[:-1]) and timed.count("python") == 3
+        if apart:
+            assert timed[-3:] == ["python"] * 3
+        else:
+            n = len(cpu.CONTENDERS[:-1])
+            assert all(timed[r * n:(r + 1) * n].count("python") == 1 for r in range(3))
+
+
 def test_python_skipped_above_its_limit():
     records = cpu.run([(2, 8, 8)], vocab_size=16, repeats=1, warmup=0, devices=["cpu"], python_limit=100,
                       compile=False)
@@ -98,6 +123,9 @@ def test_cli_writes_json_with_machine_versions_and_command(tmp_path, capsys):
     assert {"python", "numpy", "torch", "tokvec"} <= set(data["versions"])
     assert len(data["records"]) == 7
     assert "wrote 7 records" in capsys.readouterr().out
+    bench_cli.main(["--sizes", "1x4x8", "--repeats", "2", "--warmup", "1", "--devices", "cpu", "--no-compile",
+                    "--python-apart", "--out", str(out)])
+    assert load(out)["command"].endswith("--python-apart --out " + str(out))
 
 
 @pytest.mark.parametrize("text", ["16x512", "0x4x4", "axbxc"])
@@ -208,7 +236,7 @@ GLIBC_4K = (
     and os.environ.get("THP_MEM_ALLOC_ENABLE", "0") in ("", "0")
     and not os.environ.get("LD_PRELOAD") and not os.environ.get("GLIBC_TUNABLES")
     and not any(name.startswith("MALLOC_") for name in os.environ)
-    and parts.glibc_heap() is not None                     # glibc 2.33 or later (mallinfo2)
+    and parts.glibc_heap() is not None                     # glibc's count of its mapped blocks
 )
 CONTENDERS_BUT_PYTHON = [i for i in cpu.CONTENDERS if i != "python"]
 
@@ -379,7 +407,7 @@ def test_alternate_allocators_takes_turns_default_control_and_huge_pages():
     assert all(set(r) == FAULT_KEYS | {"pair"} for r in records)
 
 
-@pytest.mark.skipif(parts.glibc_heap() is None, reason="the control is glibc's: mallinfo2 (glibc 2.33+) checks it")
+@pytest.mark.skipif(parts.glibc_heap() is None, reason="the control is glibc's: mallinfo2 or mallinfo checks it")
 def test_the_control_is_checked_in_the_child_and_refused_where_it_did_not_take_effect(monkeypatch):
     """The control's setting must take effect in the child: a 48 MiB tensor gets no mapping of
     its own there, while it does in a default process. A setting that does not change that (the
@@ -396,7 +424,7 @@ def test_the_control_is_checked_in_the_child_and_refused_where_it_did_not_take_e
     assert seen == {"default": "False", "control": "True"}
     ineffective = "GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824"
     monkeypatch.setattr(parts, "KEEP_LARGE_BLOCKS", ineffective)
-    with pytest.raises(RuntimeError, match="did not take effect .*a 48 MiB tensor still got a mapping"):
+    with pytest.raises(parts.ControlNotRun, match="did not take effect .*a 48 MiB tensor still got a mapping"):
         parts.count_faults_in_subprocess(ineffective, sizes=[(1, 4, 8)], repeats=1, warmup=0, compile=False,
                                          vocab_size=16)
 
@@ -427,9 +455,60 @@ def test_parts_cli_writes_json_with_machine_versions_memory_and_the_control(tmp_
     assert data["alternating"] == [] and len(data["checks"]) == 2 * len(parts.CHECK_BEFORE)
     assert len(data["layer_parts"]) == len(parts.LAYER_PARTS) and len(data["copy"]) == 2
     assert len(data["threads"]) == 2 * len(parts.THREAD_CONTENDERS)
-    assert set(data["load_average"]) == {"before", "after"}
+    assert set(data["load_average"]) == {"before", "after"} and data["control"] == {"run": True}
     assert ("wrote 12 fault, 0 alternating, 6 check, 6 layer-part, 2 copy and 8 thread records"
             in capsys.readouterr().out)
+
+
+MALLINFO_ONLY = """
+import sys
+from tokvec.bench import parts
+real = parts._mallinfo
+parts._mallinfo = lambda: real(("mallinfo",))         # as on glibc 2.26 to 2.32: no mallinfo2
+print(parts._mallinfo().restype.__name__, parts.keeps_large_blocks())
+"""
+
+
+@pytest.mark.skipif(parts.glibc_heap() is None, reason="mallinfo is glibc's")
+def test_where_mallinfo2_is_missing_mallinfo_counts_the_mapped_blocks_and_checks_the_control(monkeypatch):
+    """glibc before 2.33 has no mallinfo2, but its mallinfo counts the same mapped blocks: the
+    control is checked there too, by the same test as on newer glibc."""
+    real = parts._mallinfo
+    both = parts.glibc_heap()
+    monkeypatch.setattr(parts, "_mallinfo", lambda: real(("mallinfo",)))
+    assert parts._mallinfo().restype is parts._Mallinfo
+    block = torch.empty(48 * 2**20 // 4)                            # alive while both counts are read
+    assert parts.glibc_heap()["mapped_blocks"] == real()().hblks
+    del block
+    assert set(parts.glibc_heap()) == set(both)
+    seen = {}
+    for label, tunables in (("default", None), ("control", parts.KEEP_LARGE_BLOCKS.split("=", 1)[1])):
+        env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+        if tunables:
+            env["GLIBC_TUNABLES"] = tunables
+        done = subprocess.run([sys.executable, "-c", MALLINFO_ONLY], env=env, capture_output=True, text=True,
+                              check=True)
+        seen[label] = done.stdout.strip()
+    assert seen == {"default": "_Mallinfo False", "control": "_Mallinfo True"}
+
+
+@pytest.mark.skipif(parts.glibc_heap() is None, reason="the control is glibc's: mallinfo2 or mallinfo checks it")
+def test_parts_cli_goes_on_without_the_control_where_it_did_not_take_effect(tmp_path, monkeypatch, capsys):
+    """Minutes of measuring are not thrown away because the control cannot run here: the file says
+    why, holds the default run, and the turns of fresh processes leave the control out."""
+    ineffective = "GLIBC_TUNABLES=glibc.malloc.trim_threshold=1073741824"     # changes no mapping
+    monkeypatch.setattr(parts, "KEEP_LARGE_BLOCKS", ineffective)
+    out = tmp_path / "p.json"
+    bench_cli.main(["parts", "--sizes", "1x4x8", "--check-sizes", "1x4x8", "--repeats", "2", "--pairs", "1",
+                    "--pair-size", "1x4x8", "--check-rounds", "1", "--check-calls", "2", "--check-cold-calls", "1",
+                    "--part-sizes", "1x4x8", "--part-rounds", "2", "--copy-rounds", "2", "--thread-sizes", "1x4x8",
+                    "--thread-rounds", "2", "--busy", "0", "--no-compile", "--out", str(out)])
+    data = load(out)
+    assert data["control"]["run"] is False
+    assert "did not take effect (a 48 MiB tensor still got a mapping of its own)" in data["control"]["reason"]
+    assert {r["malloc"] for r in data["faults"]} == {"default"} and len(data["faults"]) == 6
+    assert [r["malloc"] for r in data["alternating"]] == ["default"] * 2 + [parts.HUGE_PAGES] * 2
+    assert "control not run: the allocator control did not take effect" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("path", PARTS_RESULTS, ids=lambda p: p.name)

@@ -18,7 +18,7 @@ from tokvec.arrays import embed_numpy, sinusoidal_table_numpy
 from tokvec.layers import LearnedTransformerEmbedding, TransformerEmbedding, device, sinusoidal_table
 from tokvec.tutorials.tutorial_002 import positional_encoding
 from tokvec.tutorials.tutorial_004 import InputEmbeddings
-from tokvec.validate import check_ids
+from tokvec.validate import check_ids, check_offsets
 
 CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not CUDA, reason="no CUDA GPU on this machine: GPU checks not run here")
@@ -554,6 +554,9 @@ def test_each_sequence_at_its_own_offset_equals_the_rows_of_the_table():
     (9, IndexError, "offset 9 is out of range"),
     (torch.tensor([0, 1]), ValueError, "offsets must be shape \\(3,\\)"),
     ([0, 1, 2], TypeError, "offsets must be an int or an integer tensor"),
+    (torch.tensor([0, 1, 2], dtype=torch.uint64), TypeError, "offsets have dtype torch.uint64, .* offsets.to"),
+    (np.array([0, 1, 2]), TypeError, "offsets must be an int or a torch.Tensor of shape \\(B,\\), got a NumPy "
+                                     "array array\\(\\[0, 1, 2\\]\\); convert it with torch.as_tensor\\(offsets"),
 ])
 def test_bad_offsets_name_the_value_the_range_and_the_fix(offsets, error, message):
     layer = TransformerEmbedding(20, 8, 12, dropout=0.0)
@@ -561,3 +564,25 @@ def test_bad_offsets_name_the_value_the_range_and_the_fix(offsets, error, messag
         layer(torch.zeros(3, 4, dtype=torch.long), offsets)
     with pytest.raises(ValueError, match="an int \\(the ids have no batch dimension\\)"):
         layer(torch.zeros(4, dtype=torch.long), torch.tensor([0]))
+
+
+def test_numpy_offsets_are_checked_like_tensors_and_the_layer_names_the_conversion():
+    """validate takes NumPy offsets as it takes NumPy ids (their range read with min and max); the
+    layer, whose table is a tensor, refuses them with the conversion, never a bare AttributeError
+    from deep inside. A NumPy integer scalar is an int."""
+    ids = torch.zeros(3, 4, dtype=torch.long)
+    good, bad = np.array([0, 8, 1]), np.array([0, 9, 0])
+    assert check_ids(ids.numpy(), 20, 12, offsets=good) == check_ids(ids, 20, 12, offsets=good) == (3, 4)
+    assert check_offsets(good, 3, 4, 12) is good and check_offsets(np.array([], dtype=int), 0, 4, 12).size == 0
+    message = "offset 9 of sequence 1 is out of range: a sequence of 4 tokens must start in 0..8"
+    for call in (lambda: check_ids(ids.numpy(), 20, 12, offsets=bad), lambda: check_ids(ids, 20, 12, offsets=bad),
+                 lambda: check_offsets(bad, 3, 4, 12)):
+        with pytest.raises(IndexError, match=message):
+            call()
+    with pytest.raises(ValueError, match="offsets must be shape \\(3,\\), one per sequence, got shape \\(2,\\)"):
+        check_offsets(np.array([0, 1]), 3, 4, 12)
+    layer = TransformerEmbedding(20, 8, 12, dropout=0.0)
+    with pytest.raises(TypeError, match="convert it with torch.as_tensor\\(offsets, device=ids.device\\)"):
+        layer(ids, offsets=good)
+    assert torch.equal(layer(ids, offsets=np.int64(3)), layer(ids, offsets=3))
+    assert torch.equal(layer(ids, offsets=torch.as_tensor(good)), layer(ids, offsets=torch.tensor([0, 8, 1])))

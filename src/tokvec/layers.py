@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 from torch.autograd import forward_ad
@@ -68,14 +69,17 @@ def _lookup_ids(ids, vocab_size: int, max_len: int, weight: torch.Tensor, offset
     """Check ``ids`` (:func:`tokvec.validate.check_ids`) against a layer's table; return ``(T, ids)``.
 
     Ids must be a tensor on the table's device (a NumPy array or another device is an error that
-    says how to move it). int8, int16 and uint8 ids are accepted and widened to int64 for the
-    lookup, so they give exactly the result of int64 ids.
+    says how to move it), and so must ``offsets`` unless it is an int. int8, int16 and uint8 ids
+    are accepted and widened to int64 for the lookup, so they give exactly the result of int64 ids.
     """
     if not isinstance(ids, torch.Tensor):
         if hasattr(ids, "dtype") and hasattr(ids, "shape"):
             raise TypeError(f"ids must be a torch.Tensor, got a {type(ids).__name__} of dtype {ids.dtype}; "
                             f"convert it with torch.as_tensor(ids, device=layer.token.weight.device)")
         check_ids(ids, vocab_size, max_len)  # raises the list/None/str error that names the fix
+    if isinstance(offsets, np.ndarray):
+        raise TypeError(f"offsets must be an int or a torch.Tensor of shape (B,), got a NumPy array "
+                        f"{offsets!r:.60}; convert it with torch.as_tensor(offsets, device=ids.device)")
     if ids.device != weight.device:
         raise ValueError(f"ids are on {ids.device} but the layer's table is on {weight.device}; "
                          f"move one of them, e.g. ids.to({str(weight.device)!r})")

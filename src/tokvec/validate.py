@@ -176,7 +176,8 @@ def check_ids(ids, vocab_size: int, max_len: int, offsets=None):
         raise ValueError(f"the sequence has T = {T} positions but the table covers 0..{max_len - 1} "
                          f"(max_len = {max_len}); truncate the input or build the layer with max_len >= {T}")
     B = None if ids.ndim == 1 else ids.shape[0]
-    together = offsets is not None and _offsets_shape(offsets, B) and not isinstance(ids, np.ndarray)
+    together = (offsets is not None and _offsets_shape(offsets, B)
+                and not isinstance(ids, np.ndarray) and not isinstance(offsets, np.ndarray))
     if offsets is not None and not together:
         check_offsets(offsets, B, T, max_len)
     if (ids.size if isinstance(ids, np.ndarray) else ids.numel()) == 0:
@@ -205,18 +206,21 @@ def check_ids(ids, vocab_size: int, max_len: int, offsets=None):
 def check_offsets(offsets, batch: int | None, seq_len: int, max_len: int):
     """Check where each sequence starts in the positional table; return ``offsets``.
 
-    ``offsets`` is an int ``p`` (every sequence starts at position ``p``) or an integer tensor of
-    shape ``(B,)``, one start per sequence: token ``t`` of sequence ``b`` sits at position
-    ``offsets[b] + t``, so every start must lie in ``0 .. max_len - seq_len``. That is how a
-    server decodes a batch of sequences of different lengths (one new token each, ``seq_len = 1``,
-    each at its own position). A tensor's range is read back to the CPU in one transfer (one
-    sync on a GPU), as for the ids; :func:`check_ids` checks ids and offsets in one.
+    ``offsets`` is an int ``p`` (every sequence starts at position ``p``) or an integer tensor (or
+    NumPy array) of shape ``(B,)``, one start per sequence: token ``t`` of sequence ``b`` sits at
+    position ``offsets[b] + t``, so every start must lie in ``0 .. max_len - seq_len``. That is how
+    a server decodes a batch of sequences of different lengths (one new token each,
+    ``seq_len = 1``, each at its own position). A tensor's range is read back to the CPU in one
+    transfer (one sync on a GPU), as for the ids; :func:`check_ids` checks ids and offsets in one.
     """
     if not _offsets_shape(offsets, batch):                     # an int
         if not 0 <= offsets <= max_len - seq_len:
             raise IndexError(f"offset {offsets} is out of range: {_offsets_fix(seq_len, max_len)}")
         return offsets
-    if offsets.numel():
+    if isinstance(offsets, np.ndarray):
+        if offsets.size:
+            _offsets_range(offsets, int(offsets.min()), int(offsets.max()), seq_len, max_len)
+    elif offsets.numel():
         _offsets_range(offsets, *torch_aminmax(offsets), seq_len, max_len)
     return offsets
 
@@ -228,6 +232,9 @@ def _offsets_shape(offsets, batch: int | None) -> bool:
     if not (hasattr(offsets, "dtype") and hasattr(offsets, "shape")) or not _integer_dtype(offsets):
         raise TypeError(f"offsets must be an int or an integer tensor of shape (B,), got "
                         f"{type(offsets).__name__} {offsets!r:.40}; e.g. torch.tensor(lengths)")
+    if str(offsets.dtype) in _TORCH_UNSIGNED_WIDE:
+        raise TypeError(f"offsets have dtype {offsets.dtype}, which PyTorch can store but not compare; "
+                        f"convert with offsets.to(torch.int64)")
     if batch is None or tuple(offsets.shape) != (batch,):
         want = "an int (the ids have no batch dimension)" if batch is None else f"shape ({batch},), one per sequence"
         raise ValueError(f"offsets must be {want}, got shape {tuple(offsets.shape)}")

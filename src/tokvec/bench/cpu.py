@@ -128,7 +128,7 @@ def call_order(impls: Sequence, repeats: int, rounds: dict | None = None,
 def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: int = 4096, repeats: int = 20,
         warmup: int = 3, devices: Sequence[str] | None = None, python_limit: int = 2**22,
         python_rounds_limit: int = 2**16, threads: int | None = 1, seed: int = 0, compile: bool = True,
-        log: Callable[[str], None] | None = None) -> list[dict]:
+        python_apart: bool = False, log: Callable[[str], None] | None = None) -> list[dict]:
     """Time every contender at every size; return one record per (size, contender).
 
     A record holds ``impl, device, dtype, batch, seq_len, d_model, vocab_size, threads``, the
@@ -145,6 +145,11 @@ def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: in
     each, in an order shuffled every round (:func:`call_order`), so a disturbance (another
     program taking a core for a moment) hits all of them alike and no contender always follows
     the same one.
+
+    ``python_apart`` takes pure Python out of the rounds: after each size's rounds it is timed in
+    a block of its own, its calls back to back. A control for what its long calls (12 ms at
+    4x128x128, where the others take well under one) do to the contenders that follow them in
+    the rounds; the rest of the run is unchanged.
     """
     if devices is None:
         devices = ["cpu"] + ([device().type] if device().type != "cpu" else [])
@@ -162,8 +167,12 @@ def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: in
                 for impl in impls:                               # warm up (and compile) everyone first
                     time_call(impl[3], repeats=0, warmup=1 if impl[0] == "python" else warmup, dev=impl[1])
                 times = {impl: [] for impl in impls}
-                for _, impl in call_order(impls, repeats, rounds, seed):   # one call of each per round
+                apart = [impl for impl in impls if python_apart and impl[0] == "python"]
+                in_rounds = [impl for impl in impls if impl not in apart]
+                for _, impl in call_order(in_rounds, repeats, rounds, seed):   # one call of each per round
                     times[impl] += time_call(impl[3], repeats=1, warmup=0, dev=impl[1])
+                for impl in apart:                                   # after the rounds, back to back
+                    times[impl] += time_call(impl[3], repeats=rounds[impl], warmup=0, dev=impl[1])
                 for (impl, dev, dtype, _), ts in times.items():
                     spread = summary(ts)
                     records.append({"impl": impl, "device": dev, "dtype": dtype, "batch": B, "seq_len": T,
@@ -200,6 +209,8 @@ def main(argv: Sequence[str] | None = None) -> dict:
                         help="torch.set_num_threads for the run (default 1; 0 leaves PyTorch's own choice)")
     parser.add_argument("--seed", type=int, default=0, help="the ids, the weights and the order of the rounds")
     parser.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
+    parser.add_argument("--python-apart", action="store_true",
+                        help="time pure Python after each size's rounds, not in them (a control)")
     parser.add_argument("--out", default=None, help="write the results as JSON to this file")
     args = parser.parse_args(argv)
     # torch.compile compiles in this process: no pool of compile workers idling beside the clock
@@ -209,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     load_before = load_average()
     records = run(args.sizes, vocab_size=args.vocab_size, repeats=args.repeats, warmup=args.warmup,
                   devices=args.devices, threads=None, seed=args.seed, compile=not args.no_compile,
-                  log=print)
+                  python_apart=args.python_apart, log=print)
     # how busy the machine was (runnable processes, averaged over 1, 5 and 15 minutes)
     load = {"before": load_before, "after": load_average()}
     result = {**describe(" ".join(["python -m tokvec.bench", *argv])), "load_average": load,

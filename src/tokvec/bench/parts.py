@@ -23,9 +23,10 @@ Measurements beside the timing run of :mod:`tokvec.bench.cpu`, not inside it:
   and, once the heap has grown to fit them (a few calls: ``faults_max``), reused: a steady state,
   hence medians. :func:`main` counts twice: as the library runs by default, and, as the control,
   in a fresh process started with :data:`KEEP_LARGE_BLOCKS` (no block gets a mapping of its own;
-  the child checks that the setting took effect). The counts of the two runs differ only in the
-  allocator's choice; their times come from two processes, not interleaved, and move between
-  runs.
+  the child checks that the setting took effect; where it did not, or cannot be checked, the run
+  goes on without the control and says why under ``control``). The counts of the two runs differ
+  only in the allocator's choice; their times come from two processes, not interleaved, and move
+  between runs.
 * :func:`alternate_allocators` -- the default, the control and PyTorch's huge pages
   (:data:`HUGE_PAGES`) in fresh processes that take turns, at one size and for a few
   contenders: the time a fresh page costs, as a range.
@@ -36,7 +37,8 @@ Measurements beside the timing run of :mod:`tokvec.bench.cpu`, not inside it:
 * :func:`time_layer_parts` -- what :class:`tokvec.layers.TransformerEmbedding` adds to the
   arithmetic it shares with ``in_place``, part by part, in one tight loop at small sizes.
 * :func:`time_copy` -- ``dst.copy_(src)`` into a kept tensor and ``src.clone()`` into a fresh one,
-  output-sized: the bandwidth ceiling of a roofline, and fresh memory without anything else.
+  output-sized: the yardstick of a roofline (what one thread reaches reading and writing memory),
+  and fresh memory without anything else.
 * :func:`time_threads` -- eager contenders on one thread and on every core, in the same rounds,
   with no other work and with one busy process per core: what an unpinned thread count does to
   the times on a shared machine.
@@ -75,7 +77,7 @@ from tokvec.bench.cpu import DEFAULT_SIZES, call_order, contenders
 from tokvec.layers import TransformerEmbedding
 from tokvec.validate import check_ids
 
-__all__ = ["CHECK_BEFORE", "HUGE_PAGES", "KEEP_LARGE_BLOCKS", "alternate_allocators", "count_faults",
+__all__ = ["CHECK_BEFORE", "HUGE_PAGES", "KEEP_LARGE_BLOCKS", "ControlNotRun", "alternate_allocators", "count_faults",
            "count_faults_in_subprocess", "glibc_heap", "keeps_large_blocks", "main", "memory_setting",
            "time_checks", "time_copy", "time_layer_parts", "time_threads"]
 
@@ -93,9 +95,11 @@ __all__ = ["CHECK_BEFORE", "HUGE_PAGES", "KEEP_LARGE_BLOCKS", "alternate_allocat
 #: calls before a freed block fits the next request.
 KEEP_LARGE_BLOCKS = "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1073741824"
 
-#: PyTorch's own switch (c10's CPU allocator reads it): tensors of 2 MiB or more get 2 MiB-aligned
-#: blocks with ``madvise(MADV_HUGEPAGE)``, so that one fault can map a 2 MiB huge page where the
-#: system grants them on request (transparent huge pages ``madvise`` or ``always``).
+#: PyTorch's own switch (c10's CPU allocator reads it): every tensor's block is aligned to the page
+#: (4 KiB, not 2 MiB), and one of 2 MiB or more gets ``madvise(MADV_HUGEPAGE)``, so that one fault
+#: can map a 2 MiB huge page where the system grants them on request (transparent huge pages
+#: ``madvise`` or ``always``). The block's ends, which do not fill an aligned 2 MiB stretch, still
+#: come in 4 KiB pages, about 2 MiB of them per tensor: a 48 MiB output takes some 536 faults.
 HUGE_PAGES = "THP_MEM_ALLOC_ENABLE=1"
 
 
@@ -163,31 +167,48 @@ def memory_setting() -> dict:
             "last_cache": f"L{largest[0]} {largest[1]}" if largest else None}
 
 
+_MALLINFO_FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                    "fordblks", "keepcost")
+
+
 class _Mallinfo2(ctypes.Structure):
-    """glibc's ``struct mallinfo2`` (``mallinfo(3)``), every field a ``size_t``."""
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks",
-        "keepcost")]
+    """glibc's ``struct mallinfo2`` (``mallinfo(3)``, glibc 2.33 and later), every field a ``size_t``."""
+    _fields_ = [(name, ctypes.c_size_t) for name in _MALLINFO_FIELDS]
+
+
+class _Mallinfo(ctypes.Structure):
+    """glibc's older ``struct mallinfo``, every field an ``int``: a byte count above 2 GiB wraps,
+    but ``hblks``, a count of blocks, is exact."""
+    _fields_ = [(name, ctypes.c_int) for name in _MALLINFO_FIELDS]
 
 
 @functools.cache
-def _mallinfo2() -> Callable[[], _Mallinfo2] | None:
-    """The C library's ``mallinfo2``, or None where it has none (not glibc, or before 2.33)."""
-    try:
-        fn = ctypes.CDLL(None).mallinfo2                   # the process's own C library
-    except (OSError, AttributeError, TypeError):
+def _mallinfo(names: tuple[str, ...] = ("mallinfo2", "mallinfo")) -> Callable[[], ctypes.Structure] | None:
+    """glibc's ``mallinfo2`` (2.33 and later), else its ``mallinfo`` (every version: Ubuntu 20.04's
+    2.31, RHEL 8's 2.28), the first of ``names`` it has; None where the C library is not glibc
+    (another library's ``mallinfo``, if it has one, need not count what glibc's does)."""
+    if platform.libc_ver()[0] != "glibc":
         return None
-    fn.restype = _Mallinfo2
-    return fn
+    try:
+        libc = ctypes.CDLL(None)                              # the process's own C library
+    except (OSError, TypeError):
+        return None
+    for name in names:
+        fn = getattr(libc, name, None)
+        if fn is not None:
+            fn.restype = _Mallinfo2 if name == "mallinfo2" else _Mallinfo
+            return fn
+    return None
 
 
 def glibc_heap() -> dict | None:
-    """What glibc's ``malloc`` holds now, by its own count (``mallinfo2``, ``mallinfo(3)``):
-    ``heap_bytes`` (``arena``: the memory its heaps hold from the kernel, free blocks included)
-    and ``mapped_blocks`` (``hblks``: live blocks that have a mapping of their own). Take it before
-    and after a call, with the call's output still alive: one more mapped block means the output
-    got fresh pages; none means it came from the heap. None where the C library is not glibc."""
-    fn = _mallinfo2()
+    """What glibc's ``malloc`` holds now, by its own count (``mallinfo2``, or ``mallinfo`` before
+    glibc 2.33: ``mallinfo(3)``): ``heap_bytes`` (``arena``: the memory its heaps hold from the
+    kernel, free blocks included; with ``mallinfo``, wrong above 2 GiB) and ``mapped_blocks``
+    (``hblks``: live blocks that have a mapping of their own). Take it before and after a call,
+    with the call's output still alive: one more mapped block means the output got fresh pages;
+    none means it came from the heap. None where the C library is not glibc."""
+    fn = _mallinfo()
     if fn is None:
         return None
     info = fn()
@@ -200,7 +221,7 @@ def keeps_large_blocks(nbytes: int = 48 * 2**20) -> bool | None:
     size is allocated and glibc's count of mapped blocks read before and after (:func:`glibc_heap`).
     In a fresh process the heap holds no free block that large, so the answer is the
     allocator's setting: False by default, True under :data:`KEEP_LARGE_BLOCKS` when glibc
-    accepted it. None where the C library is not glibc 2.33 or later (nothing to read)."""
+    accepted it. None where the C library is not glibc (nothing to read)."""
     before = glibc_heap()
     if before is None:
         return None
@@ -218,8 +239,10 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
 
     The contenders are those of :func:`tokvec.bench.cpu.run` (or only ``impls``) and are called
     the same way: all warmed up, then ``repeats`` rounds of one call each in the order of
-    :func:`tokvec.bench.cpu.call_order`, under ``torch.inference_mode()``; so the memory each call
-    finds free is what it found in the timing run. A record holds ``malloc`` (a label for the
+    :func:`tokvec.bench.cpu.call_order`, under ``torch.inference_mode()``: shuffled round by round as
+    in the timing run, though neither into the same order nor after the same history (no pure
+    Python here, and ``repeats`` rounds, 100 by default, where the committed timing run has 50).
+    A record holds ``malloc`` (a label for the
     allocator setting of this process), ``impl, batch, seq_len, d_model, vocab_size, out_bytes``
     (of the float32 output), ``faults_median, faults_min, faults_max`` (per call, over the
     rounds), ``min_ms, median_ms`` and ``repeats``. With ``mapped``, each record also holds
@@ -260,6 +283,10 @@ def count_faults(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab
     return records
 
 
+class ControlNotRun(RuntimeError):
+    """The allocator control did not take effect in its process, or could not be checked there."""
+
+
 def count_faults_in_subprocess(environment: str = KEEP_LARGE_BLOCKS, **kwargs) -> list[dict]:
     """:func:`count_faults` in a fresh Python process with one more environment variable
     (``"NAME=value"``), which the C library or PyTorch reads only at start-up; ``malloc`` is set
@@ -267,8 +294,8 @@ def count_faults_in_subprocess(environment: str = KEEP_LARGE_BLOCKS, **kwargs) -
 
     For the control (:data:`KEEP_LARGE_BLOCKS`) the child first checks that the setting took
     effect (:func:`keeps_large_blocks`, before anything else is allocated) and the run is refused
-    with a RuntimeError if it did not, or cannot be checked (not glibc): its counts would then be
-    those of the default allocator under the control's name."""
+    with :class:`ControlNotRun` if it did not, or cannot be checked (not glibc): its counts would
+    then be those of the default allocator under the control's name."""
     env = dict(os.environ)
     if environment:
         name, value = environment.split("=", 1)
@@ -286,10 +313,10 @@ def count_faults_in_subprocess(environment: str = KEEP_LARGE_BLOCKS, **kwargs) -
                           capture_output=True, text=True, check=True)
     child = json.loads(done.stdout.strip().splitlines()[-1])
     if control == "control" and not child["keeps_large_blocks"]:
-        why = ("the C library is not glibc 2.33 or later, so it cannot be checked"
+        why = ("the C library is not glibc, so it cannot be checked"
                if child["keeps_large_blocks"] is None else
                "a 48 MiB tensor still got a mapping of its own")
-        raise RuntimeError(f"the allocator control did not take effect ({why}): {environment} "
+        raise ControlNotRun(f"the allocator control did not take effect ({why}): {environment} "
                            f"changes nothing here, so there is no control run to compare with")
     return child["records"]
 
@@ -517,7 +544,9 @@ def time_copy(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, rounds: 
     both at every size (in the shuffled order of :func:`tokvec.bench.cpu.call_order`):
 
     * ``copy_`` -- ``dst.copy_(src)`` into a tensor kept from call to call: one read and one write
-      of the output's bytes and nothing else, the bandwidth ceiling of a roofline;
+      of the output's bytes and nothing else, the yardstick of a roofline (a floor only for a
+      kernel that must read from memory as many bytes as it writes; one whose inputs sit in the
+      cache can beat it);
     * ``clone`` -- ``src.clone()``: the same copy into a new tensor, freed inside the timing, so
       ``clone - copy_`` is what the allocation costs, fresh pages included where there are any.
 
@@ -587,12 +616,19 @@ def main(argv: Sequence[str] | None = None) -> dict:
     options = {"vocab_size": args.vocab_size, "repeats": args.repeats, "compile": not args.no_compile,
                "threads": threads}
     faults = count_faults(args.sizes, **options, log=print)
-    faults += count_faults_in_subprocess(KEEP_LARGE_BLOCKS, sizes=args.sizes, **options)
-    for r in faults[len(faults) // 2:]:
-        print(f"{'control':>14} {r['impl']:>10}  B={r['batch']:<3} T={r['seq_len']:<4} d={r['d_model']:<4} "
-              f"faults/call {r['faults_median']:8.0f}  min {r['min_ms']:8.3f} ms")
+    control = {"run": True}
+    try:
+        faults += count_faults_in_subprocess(KEEP_LARGE_BLOCKS, sizes=args.sizes, **options)
+    except ControlNotRun as err:            # the rest of the run does not need it: go on without
+        control = {"run": False, "reason": str(err)}
+        print(f"control not run: {err}")
+    for r in faults:
+        if r["malloc"] == KEEP_LARGE_BLOCKS:
+            print(f"{'control':>14} {r['impl']:>10}  B={r['batch']:<3} T={r['seq_len']:<4} d={r['d_model']:<4} "
+                  f"faults/call {r['faults_median']:8.0f}  min {r['min_ms']:8.3f} ms")
+    settings = ("", KEEP_LARGE_BLOCKS, HUGE_PAGES) if control["run"] else ("", HUGE_PAGES)
     alternating = alternate_allocators(args.pair_size, pairs=args.pairs, vocab_size=args.vocab_size,
-                                       threads=threads, log=print)
+                                       environments=settings, threads=threads, log=print)
     checks = time_checks(args.check_sizes, vocab_size=args.vocab_size, rounds=args.check_rounds,
                          calls=args.check_calls, cold_calls=args.check_cold_calls, log=print)
     layer_parts = time_layer_parts(args.part_sizes, vocab_size=args.vocab_size, rounds=args.part_rounds,
@@ -605,7 +641,7 @@ def main(argv: Sequence[str] | None = None) -> dict:
     # busy processes of the thread comparison are part of this run, and count in "after")
     load = {"before": load_before, "after": load_average()}
     result = {**describe(" ".join(["python -m tokvec.bench parts", *argv])), "memory": memory_setting(),
-              "load_average": load, "faults": faults, "alternating": alternating, "checks": checks,
+              "load_average": load, "control": control, "faults": faults, "alternating": alternating, "checks": checks,
               "layer_parts": layer_parts, "copy": copies, "threads": by_threads}
     if args.out:
         write(result, args.out)
