@@ -149,7 +149,7 @@ def run(sizes: Sequence[tuple[int, int, int]] = DEFAULT_SIZES, *, vocab_size: in
     ``python_apart`` takes pure Python out of the rounds: after each size's rounds it is timed in
     a block of its own, its calls back to back. A control for what its long calls (12 ms at
     4x128x128, where the others take well under one) do to the contenders that follow them in
-    the rounds; the rest of the run is unchanged.
+    the rounds; the other contenders run the same rounds, in another shuffled order.
     """
     if devices is None:
         devices = ["cpu"] + ([device().type] if device().type != "cpu" else [])

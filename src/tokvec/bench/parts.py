@@ -95,8 +95,8 @@ __all__ = ["CHECK_BEFORE", "HUGE_PAGES", "KEEP_LARGE_BLOCKS", "ControlNotRun", "
 #: calls before a freed block fits the next request.
 KEEP_LARGE_BLOCKS = "GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=1073741824"
 
-#: PyTorch's own switch (c10's CPU allocator reads it): every tensor's block is aligned to the page
-#: (4 KiB, not 2 MiB), and one of 2 MiB or more gets ``madvise(MADV_HUGEPAGE)``, so that one fault
+#: PyTorch's own switch (c10's CPU allocator reads it): a tensor of 2 MiB or more is aligned to the
+#: page (4 KiB, not 2 MiB) and given ``madvise(MADV_HUGEPAGE)``, so that one fault
 #: can map a 2 MiB huge page where the system grants them on request (transparent huge pages
 #: ``madvise`` or ``always``). The block's ends, which do not fill an aligned 2 MiB stretch, still
 #: come in 4 KiB pages, about 2 MiB of them per tensor: a 48 MiB output takes some 536 faults.
