@@ -312,7 +312,7 @@ def test_solutions_score_every_point_and_the_blank_handout_zero(tmp_path):
     for path in CHAPTERS:
         # the handout as handed out runs top to bottom: errors only where the grader's hidden
         # tests require a right answer, and every TODO cell says it is not done yet
-        nb = nbformat.read(tmp_path / "autograded" / "blank" / path.stem / path.name, as_version=4)
+        nb = nbformat.read(tmp_path / "blank" / "autograded" / "blank" / path.stem / path.name, as_version=4)
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue

@@ -67,9 +67,13 @@ def _start_resolution(python: str, tmp: Path, requirements: str, extra: list[str
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
+CPU_WHEELS = Path(os.environ.get("TOKVEC_CPU_WHEELS", "/opt/wheels"))
+
+
 @pytest.fixture(scope="module")
 def resolutions(tmp_path_factory):
-    """Start one dry-run resolution of requirements.txt per allowed Python, all at once."""
+    """Start one dry-run resolution of requirements.txt per allowed Python, and one of
+    requirements-cpu.txt (key ``"cpu"``, None without a local CPU wheel), all at once."""
     started = {}
     for version in allowed_pythons():
         python = find_python(version)
@@ -78,6 +82,16 @@ def resolutions(tmp_path_factory):
             continue
         tmp = tmp_path_factory.mktemp(f"py{version}")
         started[version] = (tmp, _start_resolution(python, tmp, "requirements.txt", []))
+    started["cpu"] = None
+    if sorted(CPU_WHEELS.glob("torch-2.13.0+cpu-*.whl")):
+        # the same file as PyTorch's CPU index, offered from disk in place of that index
+        tmp = tmp_path_factory.mktemp("cpu")
+        lines = [line for line in (ROOT / "requirements-cpu.txt").read_text(encoding="utf-8").splitlines()
+                 if not line.startswith("--extra-index-url")]
+        reqs = tmp / "requirements-cpu-local.txt"
+        reqs.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        python = find_python(f"{sys.version_info.major}.{sys.version_info.minor}")
+        started["cpu"] = (tmp, _start_resolution(python, tmp, str(reqs), ["--find-links", str(CPU_WHEELS)]))
     return started
 
 
@@ -116,20 +130,11 @@ def test_cpu_requirements_are_the_pins_with_torchs_cpu_build():
     assert "-e ." in text.splitlines()
 
 
-def test_cpu_requirements_resolve_to_the_cpu_build(tmp_path):
-    wheels = Path(os.environ.get("TOKVEC_CPU_WHEELS", "/opt/wheels"))
-    local = sorted(wheels.glob("torch-2.13.0+cpu-*.whl"))
-    if not local:
-        pytest.skip(f"no CPU wheel of torch 2.13.0 in {wheels} and PyTorch's index is not reachable "
+def test_cpu_requirements_resolve_to_the_cpu_build(resolutions):
+    if resolutions["cpu"] is None:
+        pytest.skip(f"no CPU wheel of torch 2.13.0 in {CPU_WHEELS} and PyTorch's index is not reachable "
                     f"here: requirements-cpu.txt was not resolved")
-    # the same file as PyTorch's CPU index, offered from disk in place of that index
-    lines = [line for line in (ROOT / "requirements-cpu.txt").read_text(encoding="utf-8").splitlines()
-             if not line.startswith("--extra-index-url")]
-    reqs = tmp_path / "requirements-cpu-local.txt"
-    reqs.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    python = find_python(f"{sys.version_info.major}.{sys.version_info.minor}")
-    proc = _start_resolution(python, tmp_path, str(reqs), ["--find-links", str(wheels)])
-    installed = _finish(tmp_path, proc)
+    installed = _finish(*resolutions["cpu"])
     assert installed["torch"] == "2.13.0+cpu"
     assert not [name for name in installed if name.startswith("nvidia")]      # no CUDA wheels
     assert installed["triton"] == read_pins(ROOT / "requirements.txt")["triton"]  # the interpreter's

@@ -36,12 +36,14 @@ from __future__ import annotations
 import argparse
 import copy
 import csv
+import multiprocessing
 import os
 import re
 import shutil
 import sys
 import tempfile
 import warnings
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -417,7 +419,11 @@ def verify(chapters: Path, tests: Path, stems: list[str] | None = None, course: 
     """Grade two submissions of each chapter in ``stems`` (all by default): ``solutions`` (the
     handout answered with the chapter's solutions) and ``blank`` (the handout as handed out).
     Prints the table and every test that failed for ``solutions``; returns the rows. The first
-    must score every point, the second none (``tests/test_grading.py``)."""
+    must score every point, the second none (``tests/test_grading.py``).
+
+    The two are graded side by side, each in a process and a course directory of its own
+    (``course/blank``, ``course/solutions``: nbgrader's gradebook is one SQLite file, which two
+    writers would share badly), as many at once as there are cores, up to two."""
     chapters = Path(chapters)
     with tempfile.TemporaryDirectory(prefix="tokvec-verify-") as tmp:
         tmp = Path(tmp)
@@ -427,16 +433,24 @@ def verify(chapters: Path, tests: Path, stems: list[str] | None = None, course: 
                     raise FileNotFoundError(f"no chapter {stem}.ipynb in {chapters}")
         sources = source_notebooks(chapters, tests, stems)
         release(chapters, tests, tmp / "handout-course", tmp / "handout", stems)
+        whos = ("blank", "solutions")
         for stem in stems or list(sources):
             handout = nbformat.read(tmp / "handout" / f"{stem}.ipynb", as_version=4)
             for who, nb in (("solutions", solved(handout, sources[stem])), ("blank", handout)):
-                (tmp / "in" / who).mkdir(parents=True, exist_ok=True)
-                nbformat.write(nb, tmp / "in" / who / f"{stem}.ipynb")
+                (tmp / "in" / who / who).mkdir(parents=True, exist_ok=True)
+                nbformat.write(nb, tmp / "in" / who / who / f"{stem}.ipynb")
         course = Path(course) if course is not None else tmp / "course"
-        rows = grade(tmp / "in", tmp / "grades.csv", chapters, tests, course)
+        workers = max(1, min(len(whos), os.cpu_count() or 1))
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            runs = [pool.submit(grade, tmp / "in" / who, tmp / f"{who}.csv", chapters, tests, course / who)
+                    for who in whos]
+            tables = [run.result() for run in runs]
+        if any(table[0] != tables[0][0] for table in tables):
+            raise RuntimeError("the two gradings disagree on the points of the exercises")
+        rows = [tables[0][0]] + [row for table in tables for row in table[1:]]
         for row in rows:
             print(", ".join(f"{k}={v}" for k, v in row.items() if v != ""))
-        for path in sorted((course / "autograded" / "solutions").glob("*/*.ipynb")):
+        for path in sorted((course / "solutions" / "autograded" / "solutions").glob("*/*.ipynb")):
             for cell in nbformat.read(path, as_version=4).cells:
                 errors = [o for o in cell.get("outputs", []) if o.get("output_type") == "error"]
                 if errors:
@@ -481,7 +495,8 @@ def main(argv=None) -> int:
     ver.add_argument("stems", nargs="*", help="chapters to check, e.g. 01_tokenization (default: all)")
     ver.add_argument("--chapters", type=Path, default=Path("chapters"))
     ver.add_argument("--tests", type=Path, default=Path("grading"))
-    ver.add_argument("--course", type=Path, default=None, help="keep nbgrader's course directory here")
+    ver.add_argument("--course", type=Path, default=None,
+                     help="keep nbgrader's course directories here (blank/ and solutions/)")
     args = parser.parse_args(argv)
     if args.command == "verify":
         rows = verify(args.chapters, args.tests, args.stems, args.course)
