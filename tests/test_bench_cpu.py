@@ -563,3 +563,27 @@ def test_committed_parts_results_are_complete_and_say_what_chapter_10_reads(path
     assert all(set(r) == COPY_KEYS and 0 < r["min_ms"] <= r["median_ms"] for r in data["copy"])
     assert {(r["impl"], r["batch"], r["seq_len"], r["d_model"]) for r in data["copy"]} == {
         (impl, *size) for impl in ("copy_", "clone") for size in cpu.DEFAULT_SIZES}
+
+
+NEIGHBOUR = RESULTS_DIR / "controls" / "cpu-python-neighbour-2core-epyc.json"
+
+
+def test_the_committed_neighbour_control_takes_turns_and_differs_only_in_pure_python():
+    """Chapter 10 reads this control: runs as committed and with ``--python-apart`` take turns,
+    each a complete one-thread timing run of the two smallest sizes with the same settings."""
+    data = json.loads(NEIGHBOUR.read_text())
+    assert data["command"].startswith("python benchmarks/cpu_python_neighbour.py")
+    modes = [run["mode"] for run in data["runs"]]
+    assert modes == ["in rounds", "apart"] * (len(modes) // 2) and len(modes) >= 4
+    for run in data["runs"]:
+        result = run["result"]
+        command = result["command"].split()
+        assert ("--python-apart" in command) == (run["mode"] == "apart")
+        assert [w for w in command if w != "--python-apart"][:12] == [
+            "python", "-m", "tokvec.bench", "--repeats", "50", "--threads", "1", "--seed", "0",
+            "--sizes", "1x32x32", "4x128x128"]
+        assert result["machine"]["torch_threads"] == 1 and {r["threads"] for r in result["records"]} == {1}
+        sizes = {(r["batch"], r["seq_len"], r["d_model"]) for r in result["records"]}
+        assert sizes == {(1, 32, 32), (4, 128, 128)}
+        assert {r["impl"] for r in result["records"]} == set(cpu.CONTENDERS)
+        assert all(r["repeats"] == 50 for r in result["records"] if r["impl"] != "python")
