@@ -344,11 +344,18 @@ def test_no_printed_output_scrolls_sideways(visit, docname):
 
 
 @pytest.mark.book
-def test_the_set_up_cell_is_folded_on_the_site(built_site):
+def test_folded_code_is_the_set_up_cell_the_plotting_code_and_the_versions(built_site):
     """Site readers run nothing: the set-up cell's code is folded behind a toggle (tag
-    hide-input), and every other cell's code stays visible."""
+    hide-input). So is the code of a cell that only draws a figure, the figure shown right after
+    the toggle, and the versions cell (tag hide-cell). Every other cell's code stays visible."""
+    start = r'(?=<div class="cell(?: tag_[\w-]+)* docutils container)'
     for docname in [p for p in PAGES if p.startswith("chapters/")]:
         page = (built_site / f"{docname}.html").read_text(encoding="utf-8")
-        assert page.count("tag_hide-input") == 1, docname
-        folded = re.split(r'<div class="cell(?: tag_[\w-]+)* docutils container', page.split("tag_hide-input", 1)[1])[0]
-        assert "<details" in folded and "Set-up: outside the course" in folded, docname
+        cells = re.split(start, page)[1:]
+        folded = [c for c in cells if "tag_hide-input" in c.split(">", 1)[0]]
+        assert folded and "<details" in folded[0] and "Set-up: outside the course" in folded[0], docname
+        for cell in folded[1:]:
+            figure = r'</details>\s*<div class="cell_output docutils container">\s*(<figure[^>]*>\s*)?<img '
+            assert re.search(figure, cell), (docname, cell[:300])
+        hidden = [c for c in cells if "tag_hide-cell" in c.split(">", 1)[0]]
+        assert len(hidden) == 1 and "<details" in hidden[0] and "versions" in hidden[0], docname

@@ -15,7 +15,8 @@ stylesheet (no sidebars, no header buttons) on A4. Before a page is printed:
   instructor site is the instructor's book, solutions included; the PDF of the student
   site (``make pdf STUDENT=1``) has none to expand. A chapter's set-up cell (folded on
   the site: "Set-up: outside the course", which installs the package in Colab or
-  Binder) is left out;
+  Binder) is left out, and so are the folded code of a cell that only draws a figure (the
+  figure is printed) and the folded versions cell;
 - links to other pages of the site lose their target (they would point to the local
   server), links to the outside world are kept, and the "Student notebook" line is left
   out (the site's stylesheet does not print it).
@@ -117,7 +118,7 @@ PREPARE = """() => {
   // long code lines wrap on paper instead of being cut off at the margin
   style.textContent = `@media print {
     pre { white-space: pre-wrap !important; overflow-wrap: anywhere; }
-    .tag_hide-input { display: none !important; }      /* the set-up cell */
+    .tag_hide-input details.above-input, .tag_hide-cell { display: none !important; }
     h1, h2, h3, .admonition-title { break-after: avoid; }
     div.cell_input, figure { break-inside: avoid; }
   }`;
