@@ -4,9 +4,12 @@ In the committed timing run (``src/tokvec/bench/results/cpu-2core-epyc.json``) e
 4x128x128 holds one call of pure Python, about 12 ms, beside calls of well under a millisecond,
 and there every contender that embeds has a median several times its minimum. This script runs
 ``python -m tokvec.bench`` at the two smallest sizes, with the committed run's settings (50
-rounds, one thread, seed 0), in fresh processes that take turns: once as committed (pure Python in
-the rounds), once with ``--python-apart`` (pure Python timed after the rounds), ``--pairs`` times.
-Everything else is the same, so a difference between the two is what the neighbour does.
+rounds, one thread), in fresh processes that take turns: once as committed (pure Python in the
+rounds), once with ``--python-apart`` (pure Python timed after the rounds), ``--pairs`` times,
+pair ``i`` with seed ``i - 1`` for both (the seed draws the ids, the weights and the order of the
+rounds). Within a pair the two runs differ in where pure Python is timed and, through it, in the
+order of the others (:func:`tokvec.bench.cpu.call_order` shuffles one contender fewer); the
+pairs differ in the seed, so no one order stands for a mode.
 
 Run it on an idle machine from the repository root::
 
@@ -40,7 +43,7 @@ def main(argv: list[str] | None = None) -> dict:
             for mode, extra in MODES.items():
                 out = Path(tmp) / f"{pair}-{len(runs)}.json"
                 command = [sys.executable, "-m", "tokvec.bench", "--repeats", "50", "--threads", "1",
-                           "--seed", "0", "--sizes", *SIZES, *extra, "--out", str(out)]
+                           "--seed", str(pair - 1), "--sizes", *SIZES, *extra, "--out", str(out)]
                 subprocess.run(command, check=True, capture_output=True, text=True)
                 runs.append({"mode": mode, "pair": pair, "result": json.loads(out.read_text())})
                 print(f"pair {pair}, {mode}: done")

@@ -570,7 +570,7 @@ NEIGHBOUR = RESULTS_DIR / "controls" / "cpu-python-neighbour-2core-epyc.json"
 
 def test_the_committed_neighbour_control_takes_turns_and_differs_only_in_pure_python():
     """Chapter 10 reads this control: runs as committed and with ``--python-apart`` take turns,
-    each a complete one-thread timing run of the two smallest sizes with the same settings."""
+    each a complete one-thread timing run of the two smallest sizes, pair i with seed i - 1."""
     data = json.loads(NEIGHBOUR.read_text())
     assert data["command"].startswith("python benchmarks/cpu_python_neighbour.py")
     modes = [run["mode"] for run in data["runs"]]
@@ -580,7 +580,7 @@ def test_the_committed_neighbour_control_takes_turns_and_differs_only_in_pure_py
         command = result["command"].split()
         assert ("--python-apart" in command) == (run["mode"] == "apart")
         assert [w for w in command if w != "--python-apart"][:12] == [
-            "python", "-m", "tokvec.bench", "--repeats", "50", "--threads", "1", "--seed", "0",
+            "python", "-m", "tokvec.bench", "--repeats", "50", "--threads", "1", "--seed", str(run["pair"] - 1),
             "--sizes", "1x32x32", "4x128x128"]
         assert result["machine"]["torch_threads"] == 1 and {r["threads"] for r in result["records"]} == {1}
         sizes = {(r["batch"], r["seq_len"], r["d_model"]) for r in result["records"]}
