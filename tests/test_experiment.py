@@ -611,9 +611,9 @@ def test_the_committed_alibi_controls_are_what_this_code_computes():
 def test_the_chapters_claims_about_the_controls_hold():
     """Pair 1 alone decides RoPE's failure, at about 4 rad whatever its divisor; pair 0 slowed
     alone breaks even the trained positions; the aliases suffice but are not needed, and without
-    them the weight goes to the next keys round pair 0's circle. ALiBi's steep heads carry the
-    task, and layer 1's ignores the tokens; past the training length, the fewer keys in reach,
-    the better ALiBi does, while inside it every narrower window costs."""
+    them the weight goes to the keys just past the hidden aliases. ALiBi's steep heads carry the
+    task, and layer 1's ignores the tokens; at positions 192 to 255, the fewer keys in reach, the
+    better ALiBi does, while inside the training length every narrower window costs."""
     k = experiment.SWEEP.k
 
     def band(curve, lo, hi):
