@@ -57,9 +57,17 @@ else
 	$(BIN)/python tools/pdf.py --site _build/html --toc _toc.yml --out _build/pdf/tokens-to-vectors.pdf
 endif
 
+# The notebooks (nbval) and tests/ run side by side, one per core: the notebooks' report is
+# printed after the tests' (they share nothing: nbval only reads the notebooks).
 test: $(STAMP)
-	$(BIN)/python -m pytest tests --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+	@log=$$(mktemp); \
+	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS) >$$log 2>&1 & nb=$$!; \
+	$(BIN)/python -m pytest tests; t=$$?; \
+	wait $$nb; n=$$?; \
+	echo "=== the notebooks, re-run by nbval ==="; cat $$log; rm -f $$log; \
+	echo "tests/: exit $$t; notebooks: exit $$n"; \
+	test $$t -eq 0 && test $$n -eq 0
 
 # The fast loop: lint, then every unit test except the slow ones (site build, browser, fresh
 # installs, package index). `make test` stays the gate before a commit lands.

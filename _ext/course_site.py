@@ -33,6 +33,7 @@
    source in the repository instead of failing the strict build.
 """
 
+import html
 import os
 import shutil
 from pathlib import Path, PurePosixPath
@@ -378,9 +379,41 @@ def _page_context(app: Sphinx, pagename, templatename, context, doctree) -> None
         _student_buttons(app, pagename, context)
 
 
+_REDIRECT = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Moved: {title}</title>
+<meta http-equiv="refresh" content="0; url={target}">
+<link rel="canonical" href="{target}">
+</head>
+<body>
+<main>
+<p>This page has moved to <a href="{target}">{title}</a>.</p>
+</main>
+</body>
+</html>
+"""
+
+
+def _write_redirects(app: Sphinx) -> None:
+    """A page at each renamed chapter's old address that sends the reader to the new one, so that
+    links and bookmarks from before the rename keep working (tokvec.course.renamed)."""
+    from tokvec.course.renamed import RENAMED
+
+    out = Path(app.outdir) / "chapters"
+    for old, new in RENAMED.items():
+        docname = f"chapters/{new}"
+        if docname not in app.env.all_docs:
+            continue
+        title = html.escape(app.env.titles[docname].astext() if docname in app.env.titles else new)
+        (out / f"{old}.html").write_text(_REDIRECT.format(target=f"{new}.html", title=title), encoding="utf-8")
+
+
 def _build_finished(app: Sphinx, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
+    _write_redirects(app)
     if app.config.course_student_site:
         _delete_instructor_notebooks(app)
     else:

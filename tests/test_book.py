@@ -22,6 +22,18 @@ def test_book_builds_strictly_with_every_page(built_site):
 
 
 @pytest.mark.book
+def test_a_renamed_chapters_old_address_sends_the_reader_to_its_new_page(built_site):
+    """Links and bookmarks from before the rename keep working (tokvec.course.renamed)."""
+    from tokvec.course.renamed import RENAMED
+
+    for old, new in RENAMED.items():
+        assert (built_site / "chapters" / f"{new}.html").exists(), new
+        page = (built_site / "chapters" / f"{old}.html").read_text(encoding="utf-8")
+        assert f'http-equiv="refresh" content="0; url={new}.html"' in page, old
+        assert f'<a href="{new}.html">' in page and '<html lang="en">' in page
+
+
+@pytest.mark.book
 def test_math_renderer_is_bundled_not_fetched(built_site):
     page = (built_site / "chapters/05_positional_embedding.html").read_text(encoding="utf-8")
     assert "cdn.jsdelivr.net" not in page and "mathjax@3" not in page

@@ -48,16 +48,29 @@ def markdown(nb):
     return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
 
 
-def test_the_chapters_are_numbered_in_reading_order():
-    """Files are NN_name (chapter NN) or NNb_name (a section of chapter NN, listed under it)."""
-    chapters = [p for p in NOTEBOOKS if p.name[2] == "_"]
-    assert [int(p.name[:2]) for p in chapters] == list(range(1, len(chapters) + 1)) and len(chapters) >= 10
+def is_appendix(nb_path) -> bool:
+    """An appendix (``appendix_*``): material moved beside a chapter, without its own exercises."""
+    return Path(nb_path).name.startswith("appendix_")
+
+
+def test_the_core_chapters_are_numbered_as_the_site_numbers_them():
+    """Part I's files are NN_name, in order, and the site numbers them NN (tokvec's reading of the
+    toc agrees); no page is nested under a chapter (Jupyter Book 1 would number it "1.15");
+    every part after Part I is marked as depth by its caption."""
+    from tokvec.course.reading import DEPTH, nested_pages
+    from tokvec.course.student import site_numbers
+
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    entries = [c for part in toc["parts"] for c in part["chapters"]]
-    for section in set(NOTEBOOKS) - set(chapters):
-        parent = next(e for e in entries if e["file"].startswith(f"chapters/{section.name[:2]}_"))
-        assert [s["file"] for s in parent.get("sections", [])] == [f"chapters/{section.stem}"], section.name
-    assert toc_files().index("chapters/01b_byte_level_bpe") == toc_files().index("chapters/01_tokenization") + 1
+    numbered = [p for p in toc["parts"] if p.get("numbered")]
+    core, *depth = numbered
+    files = [Path(c["file"]).name for c in core["chapters"]]
+    assert [int(f[:2]) for f in files] == list(range(1, len(files) + 1)) and len(files) >= 9, files
+    assert all(f[2] == "_" for f in files), files
+    numbers = site_numbers(toc)
+    assert all(numbers[f] == str(int(f[:2])) for f in files)
+    assert not nested_pages(ROOT)
+    assert depth and all(DEPTH.search(p["caption"]) for p in depth), [p["caption"] for p in depth]
+    assert not DEPTH.search(core["caption"]), core["caption"]
 
 
 def test_every_notebook_is_in_the_toc_and_every_toc_entry_exists():
@@ -145,6 +158,9 @@ class TestNotebook:
 
     def test_has_objectives_takeaways_and_three_exercises_with_solutions(self, nb_path):
         md = markdown(load(nb_path))
+        if is_appendix(nb_path):
+            assert not re.search(r"\{exercise", md), "an appendix has no exercises: they stay in the chapters"
+            return
         assert "Learning objectives" in md
         assert "Key takeaways" in md
         exercises = re.findall(r"```\{exercise(?:-start)?\}[^\n]*\n:label: ([\w-]+)", md)
@@ -157,6 +173,11 @@ class TestNotebook:
 
     def test_has_a_self_check_with_folded_answers(self, nb_path):
         md = markdown(load(nb_path))
+        if is_appendix(nb_path):
+            # instead: its opening map names the core chapter it stands beside, as a link
+            first = "".join(next(c for c in load(nb_path)["cells"] if c["cell_type"] == "markdown")["source"])
+            assert re.search(r"\{doc\}`[^`]*<0\d_\w+>`", first), "link the chapter this appendix extends"
+            return
         assert "## Self-check" in md
         section = md.split("## Self-check", 1)[1]
         questions = re.findall(r"^\*\*Question \d+\.\*\*", section, re.M)
@@ -246,3 +267,49 @@ def test_feedback_messages_leave_room_for_a_label():
     assert not verdict
     assert all(len(line) <= 88 - 12 for line in str(verdict).splitlines())
     assert str(verdict).startswith("Not yet: ")
+
+
+# --- chapter pointers --------------------------------------------------------------------------
+
+PROSE_PAGES = ["intro.md", "notation.md", "glossary.md", "instructors.md", "rubrics.md", "sources.md",
+               "versions.md"]
+_LINKED = re.compile(r"\{(?:doc|ref|numref)\}`[^`]*`")
+_POINTER = re.compile(r"\b[Cc]hapters? \d|\b[Ss]ections? \d+\.\d|\b[Cc]h\. ?\d")
+
+
+def plain_pointers(text: str) -> list[str]:
+    """Chapter pointers left as plain text: "chapter 5", "chapters 3", "section 10.1", "ch. 4"
+    outside a {doc}/{ref} role (the link text may say "chapter 5")."""
+    text = _LINKED.sub(" ", text)
+    return [text[max(0, m.start() - 40):m.end() + 20].replace("\n", " ") for m in _POINTER.finditer(text)]
+
+
+def test_plain_pointers_are_found_and_links_are_not():
+    assert plain_pointers("as chapter 5 shows; Section 10.1; ch. 4")
+    assert not plain_pointers("as {doc}`chapter 5 <05_positional_embedding>` shows, and "
+                              "chapters {doc}`3 <03_embedding_matrix>` to {doc}`9 <09_x>`")
+
+
+@pytest.mark.parametrize("page", [p.name for p in NOTEBOOKS] + PROSE_PAGES)
+def test_every_chapter_pointer_is_a_link(page):
+    """A pointer to a chapter is a {doc} or {ref} link, so it leads to the page the site numbers
+    that way (the glossary's plain "Chapter 1.1" led to chapter 1's Overview)."""
+    path = ROOT / "chapters" / page if page.endswith(".ipynb") else ROOT / page
+    text = markdown(load(path)) if page.endswith(".ipynb") else path.read_text(encoding="utf-8")
+    found = plain_pointers(text)
+    assert not found, f"{len(found)} plain pointers, e.g. {found[:5]}"
+
+
+def test_the_package_names_chapters_as_the_site_numbers_them():
+    """Docstrings and messages name a core chapter by the number the site prints (1-9) and a depth
+    page by its title: never "chapter 1.1", "10.1" or a depth page's number."""
+    from tokvec.course.student import site_numbers
+
+    core = set(site_numbers(yaml.safe_load((ROOT / "_toc.yml").read_text())).values())
+    core = {n for n in core if int(n) <= 9}
+    bad = []
+    for path in sorted((ROOT / "src" / "tokvec").rglob("*.py")):
+        for m in re.finditer(r"\b[Cc]hapters? (\d+(?:\.\d+)?)", path.read_text(encoding="utf-8")):
+            if m.group(1) not in core:
+                bad.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
+    assert not bad, bad[:10]

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import chapter_docs
 
 from tokvec.course.checks import Checks
 from tokvec.course.grading import (
@@ -35,7 +36,10 @@ from tokvec.course.grading import (
 from tokvec.course.student import TODO_TAG
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
+# Every notebook, in the toc's reading order; the chapters are those with exercises (an appendix
+# holds material moved beside a chapter, and no exercise).
+NOTEBOOKS = [ROOT / f"{doc}.ipynb" for doc in chapter_docs()]
+CHAPTERS = [p for p in NOTEBOOKS if not p.name.startswith("appendix_")]
 md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
 
 
@@ -134,8 +138,12 @@ def test_read_tests_names_the_file_line_and_fix(tmp_path, text, message):
 
 def test_every_code_exercise_of_every_chapter_has_tests():
     notebooks = source_notebooks(ROOT / "chapters", ROOT / "grading")   # raises if one lacks tests
-    assert list(notebooks) == [p.stem for p in CHAPTERS]
+    assert sorted(notebooks) == sorted(p.stem for p in NOTEBOOKS)
     for stem, nb in notebooks.items():
+        if stem.startswith("appendix_"):
+            assert not [c for c in nb.cells if "nbgrader" in c.metadata], f"{stem}: an appendix has no exercise"
+            assert not (ROOT / "grading" / f"{stem}.py").exists()
+            continue
         spec = read_tests(ROOT / "grading" / f"{stem}.py")
         solutions = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution") and c.cell_type == "code"]
         tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
@@ -294,8 +302,8 @@ def test_grade_names_the_fix_for_a_wrong_folder(tmp_path):
 def test_committed_handout_is_what_make_student_writes(tmp_path):
     release(ROOT / "chapters", ROOT / "grading", tmp_path / "course", tmp_path / "handout")
     committed = sorted(p.name for p in (ROOT / "student").glob("*.ipynb"))
-    assert committed == [p.name for p in CHAPTERS], "run `make student` and commit student/"
-    for path in CHAPTERS:
+    assert committed == sorted(p.name for p in NOTEBOOKS), "run `make student` and commit student/"
+    for path in NOTEBOOKS:
         fresh = nbformat.read(tmp_path / "handout" / path.name, as_version=4)
         kept = nbformat.read(ROOT / "student" / path.name, as_version=4)
         stale = f"student/{path.name} is stale: run `make student` and commit it"
@@ -350,7 +358,7 @@ WRONG_ANSWERS = {
         "                for i in range(d)] for t in range(l_max)}\n",
     # the walkthrough's index typo W_p[:, x[t]], shown on ids equal to their positions: unseen
     ("07_common_mistakes", "bug-ex-position-lookup"):
-        "x = [0, 1, 2]\nwrong = embed_walkthrough_formula(x, W_e, W_p)\nright = embed(x, W_e, W_p)\n",
+        "x = [0, 1, 2]\nwrong = embed_tutorial_formula(x, W_e, W_p)\nright = embed(x, W_e, W_p)\n",
 }
 
 
@@ -390,7 +398,7 @@ def test_term_plan_of_the_instructor_guide_matches_the_test_files():
         count = sum(len(s) for s in specs)
         assert (int(exercises), float(code_points), int(words)) == \
                (count, sum(e.points for s in specs for e in s.values()), 2 * count), row
-    assert sorted(planned) == [p.stem for p in CHAPTERS]
+    assert sorted(planned) == sorted(p.stem for p in CHAPTERS)
     totals = re.search(r"\| total \| \| (\d+) \| (\d+) \| (\d+) \|", plan)
     assert totals, "the plan has no total row"
     specs = [read_tests(ROOT / "grading" / f"{p.stem}.py") for p in CHAPTERS]
@@ -441,3 +449,21 @@ def test_runs_inside_sees_a_function_under_any_name():
     assert module.double is alias                      # restored
     with pytest.raises(ZeroDivisionError):
         runs_inside(module, "double", lambda x: x / 0, 3)
+
+
+def test_a_notebook_under_its_previous_name_grades_as_the_renamed_chapter(tmp_path):
+    """A class in the middle of a term hands in the old handout's file names: each old name (and
+    its "Copy of" form) counts as the renamed chapter; every new name is a notebook of the book."""
+    from tokvec.course.grading import _submissions
+    from tokvec.course.renamed import RENAMED, current_name
+
+    stems = [p.stem for p in NOTEBOOKS]
+    assert set(RENAMED.values()) <= set(stems) and not set(RENAMED) & set(stems)
+    old, new = next(iter(RENAMED.items()))
+    for student, name in (("ada", old), ("bo", f"Copy of {old}"), ("cy", new)):
+        (tmp_path / student).mkdir()
+        (tmp_path / student / f"{name}.ipynb").write_text("{}")
+    books, notes = _submissions(tmp_path, stems)
+    assert {s: list(b) for s, b in books.items()} == {"ada": [new], "bo": [new], "cy": [new]}
+    assert notes == {}
+    assert current_name("05_positional_embedding") == "05_positional_embedding"

@@ -1,12 +1,13 @@
 """Tests of tokvec.course.reading: the reading time of the course's core path, rule by rule."""
 
+import re
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
-from tokvec.course.reading import core_path, main, measure, nested_pages, page_minutes
+from tokvec.course.reading import core_path, main, measure, nested_pages, page_minutes, path_minutes
 
 ROOT = Path(__file__).resolve().parents[1]
 PNG = "iVBORw0KGgo="  # any image/* data is a plot
@@ -238,3 +239,39 @@ def test_the_real_core_path_is_measured():
     assert [p["file"] for p in result["pages"]] == files
     assert all(p["minutes"] > 0 for p in result["pages"])
     assert result["total_minutes"] == pytest.approx(sum(p["minutes"] for p in result["pages"]))
+
+
+#: Minutes the core path keeps free for the pipeline chapter (text file -> windows -> DataLoader ->
+#: (B, T, d)) until that chapter is in it; then the whole 210 apply.
+PIPELINE_ROOM = 25
+
+
+def test_the_core_path_is_read_in_at_most_210_minutes():
+    """The course's promise: raw text to the input tensor in an afternoon, by the rules above."""
+    result = measure(ROOT)
+    assert result["depth_marked"], "mark where depth begins with a part caption (Going further, ...)"
+    assert result["nested"] == [], "a page nested under a chapter is numbered after its sections"
+    has_pipeline = any("DataLoader" in p["path"].read_text(encoding="utf-8") for p in result["pages"])
+    limit = 210 if has_pipeline else 210 - PIPELINE_ROOM
+    table = "\n".join(f"  {p['file']}: {p['minutes']:.1f} min" for p in result["pages"])
+    assert result["total_minutes"] <= limit, f"{result['total_minutes']:.0f} min > {limit}:\n{table}"
+
+
+def test_reading_paths_count_each_page_once(tmp_path):
+    for name, words in (("a", 180), ("b", 360)):
+        notebook(tmp_path / "chapters", new_markdown_cell(prose(words)), name=f"{name}.ipynb")
+    (tmp_path / "_toc.yml").write_text("root: intro\nparts:\n  - caption: Core\n    numbered: true\n"
+                                       "    chapters:\n      - file: chapters/a\n")
+    got = path_minutes(tmp_path, {"core": ["core"], "both": ["core", "chapters/a", "chapters/b"]})
+    assert got == pytest.approx({"core": 1.0, "both": 3.0})
+    with pytest.raises(FileNotFoundError, match="chapters/c"):
+        path_minutes(tmp_path, {"x": ["chapters/c"]})
+
+
+def test_the_intro_quotes_the_measured_reading_paths():
+    """The intro's table of reading paths gives each path's minutes, rounded to 5, as measured."""
+    intro = (ROOT / "intro.md").read_text(encoding="utf-8")
+    for name, minutes in path_minutes(ROOT).items():
+        m = re.search(rf"^\|\s*{re.escape(name)}\s*\|.*\|\s*about (\d+) min\s*\|\s*$", intro, re.M | re.I)
+        assert m, f"the intro has no row '| {name} | ... | about N min |'"
+        assert int(m.group(1)) == 5 * round(minutes / 5), f"{name}: the intro says {m.group(1)}, measured {minutes:.0f}"

@@ -116,7 +116,7 @@ def update(nb: dict, url: str, prefix: str) -> bool:
     source[-1] = source[-1].rstrip("\n")
     first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
     cell = nb["cells"][first]
-    if cell.get("id") == f"{prefix}-setup":
+    if cell.get("id") == f"{prefix}-setup" or str(cell.get("id", "")).endswith("-setup"):
         if cell["source"] == source and cell["metadata"].get("tags") == TAGS:
             return False
         cell["source"] = source

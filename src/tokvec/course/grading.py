@@ -50,6 +50,8 @@ from pathlib import Path
 
 import nbformat
 
+from tokvec.course.renamed import current_name
+
 __all__ = ["CODE_STUB", "Exercise", "grade", "graded_cells", "main", "read_tests", "release", "solved",
            "source_notebooks", "verdict", "verify"]
 
@@ -245,7 +247,7 @@ def _course(root: Path):
     config.Exchange.root = str(Path(root) / "exchange")   # unused; nbgrader wants a writable one
     config.ClearSolutions.code_stub = {"python": CODE_STUB}
     config.ClearSolutions.text_stub = TEXT_STUB
-    config.Execute.timeout = 600                 # per cell: chapter 10's benchmarks take a while
+    config.Execute.timeout = 600                 # per cell: the vectorization chapter's benchmarks take a while
     config.Application.log_level = "ERROR"
     old = os.environ.get("PATH", "")
     os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + old
@@ -297,7 +299,8 @@ def _submissions(folder: Path, stems: list[str]) -> tuple[dict[str, dict[str, Pa
     """``folder/<student>/<chapter>.ipynb`` -> ``({student: {chapter: path}}, {student: [notes]})``.
 
     A notebook renamed by Colab, a browser or Jupyter ("Copy of 05_x", "05_x (1)", "05_x-Copy1")
-    counts as its chapter; a file that matches no chapter, or a second file for one chapter, is
+    counts as its chapter, and so does one saved under a chapter's previous name
+    (:data:`tokvec.course.renamed.RENAMED`); a file that matches no chapter, or a second file for one chapter, is
     left out with a note for that student, and the others are graded."""
     folder = Path(folder)
     if not folder.is_dir():
@@ -309,7 +312,7 @@ def _submissions(folder: Path, stems: list[str]) -> tuple[dict[str, dict[str, Pa
             raise ValueError(f"student folder {student.name!r}: use letters, digits, '_', '-' or '.'")
         books, said = {}, notes.setdefault(student.name, [])
         for path in sorted(student.glob("*.ipynb")):
-            stem = _RENAMED.match(path.stem).group("stem")
+            stem = current_name(_RENAMED.match(path.stem).group("stem"))   # an old name grades as the new
             if stem not in stems:
                 said.append(f"{path.name}: not a chapter of the handout, not graded (name it as the "
                             f"handout does, e.g. {stems[0]}.ipynb)")

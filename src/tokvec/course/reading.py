@@ -265,12 +265,41 @@ def measure(root: str | Path = ".") -> dict:
     }
 
 
+#: Reading paths through the book (the intro quotes their minutes): a name -> the pages it reads,
+#: as ``_toc.yml`` names them. ``"core"`` stands for the whole core path.
+PATHS = {
+    "core path": ["core"],
+    "tokenizer engineer": ["chapters/01_tokenization", "chapters/02_vocabulary", "chapters/byte_level_bpe",
+                           "chapters/appendix_tokenizers_production"],
+    "model builder": ["core", "chapters/training_primer", "chapters/positions_in_attention",
+                      "chapters/position_experiment"],
+    "systems": ["chapters/08_loops_to_tensors", "chapters/09_transformer_embedding", "chapters/vectorization",
+                "chapters/making_it_fast", "chapters/vocab_parallel", "chapters/appendix_numerics",
+                "chapters/appendix_autograd", "chapters/appendix_allocator"],
+}
+
+
+def path_minutes(root: str | Path = ".", paths: dict[str, list[str]] | None = None) -> dict[str, float]:
+    """Minutes of each reading path (:data:`PATHS`), each page counted once, by :func:`page_minutes`."""
+    root = Path(root)
+    core, _ = core_path(root)
+    out = {}
+    for name, files in (paths or PATHS).items():
+        pages = list(dict.fromkeys(f for entry in files for f in (core if entry == "core" else [entry])))
+        missing = [f for f in pages if page_path(root, f) is None]
+        if missing:
+            raise FileNotFoundError(f"reading path {name!r}: no page for {missing}")
+        out[name] = sum(page_minutes(page_path(root, f)).minutes for f in pages)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the core path's reading time; 1 when it is over ``--max-min`` minutes, else 0."""
     parser = argparse.ArgumentParser(prog="python -m tokvec.course.reading",
                                      description="Reading time of the course's core path.")
     parser.add_argument("--root", type=Path, default=Path("."), help="the book's root, where _toc.yml is")
     parser.add_argument("--max-min", type=float, default=210.0, help="the most minutes the core path may take")
+    parser.add_argument("--paths", action="store_true", help="also print the reading paths' minutes (PATHS)")
     args = parser.parse_args(argv)
     result = measure(args.root)
     for p in result["pages"]:
@@ -291,6 +320,9 @@ def main(argv: list[str] | None = None) -> int:
     print(("FAILED: " if over else "")
           + f"core path {len(result['pages'])} pages, {total:.0f} min (limit {args.max_min:.0f})"
           + "".join(f"; {note}" for note in notes))
+    if args.paths:
+        for name, minutes in path_minutes(args.root).items():
+            print(f"reading path {name:20s} {minutes:6.0f} min")
     return 1 if over else 0
 
 

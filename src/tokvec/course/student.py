@@ -135,13 +135,34 @@ def read_bib(text: str) -> dict[str, str]:
 
 # --- context: what the roles point at -------------------------------------------------------
 
-def _chapter_number(stem: str) -> str | None:
-    """``05_positional_embedding`` -> "5"; ``10b_making_it_fast`` -> "10.1" (a section of 10)."""
-    m = re.match(r"(\d+)([a-z]?)_", stem)
-    if not m:
-        return None
-    number, section = int(m.group(1)), m.group(2)
-    return f"{number}.{ord(section) - ord('a')}" if section else str(number)
+def site_numbers(toc: dict) -> dict[str, str]:
+    """The chapter numbers the site prints, from a ``_toc.yml``: ``{stem: "5"}``.
+
+    Jupyter Book 1 numbers the chapters of the parts marked ``numbered`` consecutively across
+    those parts (``use_multitoc_numbering``); pages of the other parts have no number. A page
+    nested under a chapter is numbered after the parent's own sections, so it gets none here
+    (the course nests none)."""
+    numbers, count = {}, 0
+    for part in toc.get("parts", []) or []:
+        if not part.get("numbered"):
+            continue
+        for entry in part.get("chapters", []) or []:
+            count += 1
+            if "file" in entry:
+                numbers[Path(entry["file"]).stem] = str(count)
+    return numbers
+
+
+def _toc_numbers(source: Path) -> dict[str, str]:
+    """:func:`site_numbers` of the ``_toc.yml`` beside a chapters folder; without one, the number
+    a notebook's name starts with (``05_positional_embedding`` -> "5")."""
+    toc = Path(source).parent / "_toc.yml"
+    if not toc.exists():
+        return {p.stem: str(int(m.group(1))) for p in Path(source).glob("*.ipynb")
+                if (m := re.match(r"(\d+)_", p.stem))}
+    import yaml  # PyYAML: in requirements.txt, read only where a book's _toc.yml is at hand
+
+    return site_numbers(yaml.safe_load(toc.read_text(encoding="utf-8")) or {})
 
 
 def _exercise_labels(nb) -> list[str | None]:
@@ -193,11 +214,11 @@ class Context:
         bib = source.parent / "references.bib"
         references = read_bib(bib.read_text(encoding="utf-8")) if bib.exists() else {}
         paths = sorted(source.glob("*.ipynb"))
-        docs, exercises, counted = {}, {}, {}
+        docs, exercises, counted, numbers = {}, {}, {}, _toc_numbers(source)
         for path in paths:
-            number, title = _chapter_number(path.stem), _title(path) or path.stem
+            number, title = numbers.get(path.stem), _title(path) or path.stem
             docs[path.stem] = f"*{title}* (chapter {number})" if number else f"*{title}*"
-            base = number.split(".")[0] if number else None
+            base = number
             for label in _exercise_labels(nbformat.read(path, as_version=4)):
                 counted[base] = counted.get(base, 0) + 1
                 if label:
@@ -206,8 +227,7 @@ class Context:
             docs[f"../{page.stem}"] = f"*{_title(page) or page.stem}*"
         out = {}
         for path in paths:
-            number = _chapter_number(path.stem)
-            out[path.stem] = cls(exercises, references, docs, site_url, number.split(".")[0] if number else None)
+            out[path.stem] = cls(exercises, references, docs, site_url, numbers.get(path.stem))
         return out
 
     def doc_url(self, target: str) -> str | None:
