@@ -4,7 +4,7 @@ docstring).
 Each section's visible tests go into the student notebook under the exercise; the hidden
 ones only into the grader's copy. The names the tests use are the student's
 (``defines``) and the chapter's own (``frequencies``, ``sinusoidal_positions``,
-``embed_walkthrough_formula``...).
+``embed``...).
 """
 # ruff: noqa: F821 (the names are defined by the notebook the tests run in)
 
@@ -110,10 +110,16 @@ with check("x is a sentence of token ids the formula can take (ids < 6, length <
     assert isinstance(x, list) and x, "x is a non-empty list of token ids"
     assert all(isinstance(v, int) and 0 <= v < 6 for v in x), f"x = {x}"
     assert len(x) <= 5, "W_p has l_max = 5 columns: at most 5 tokens"
-with check("wrong and right are embed_walkthrough_formula and embed on x"):
+with check("wrong is the formula W_e[:, x[t]] + W_p[:, x[t]] and right is embed, on x"):
     W_e_test = random_matrix(4, 6, seed=0)
     W_p_test = sinusoidal_positions(4, 5)
-    assert wrong == embed_walkthrough_formula(x, W_e_test, W_p_test)
+
+    def _formula(x_test, W_e_test, W_p_test):
+        """The formula, literally (the chapter's function, whatever its name)."""
+        return [[a + b for a, b in zip(column(W_e_test, v), column(W_p_test, v))]
+                for v in x_test]
+
+    assert wrong == _formula(x, W_e_test, W_p_test)
     assert right == embed(x, W_e_test, W_p_test)
 with check("on x the formula gives a different answer from embed"):
     assert wrong != right, f"on {x} the formula agrees with embed: find another input"
@@ -126,8 +132,7 @@ with check("the difference is the positional part, W_p[:, t] - W_p[:, x[t]]"):
 with check("x exposes the bug whatever the token embeddings are"):
     for seed in (1, 2):
         other = random_matrix(4, 6, seed=seed)
-        assert (embed_walkthrough_formula(x, other, W_p_test)
-                != embed(x, other, W_p_test))
+        assert _formula(x, other, W_p_test) != embed(x, other, W_p_test)
 
 # %% bug-ex-case | points: 2 | defines: folded, ids
 with check("folded is a Vocabulary of the lowercased sentence"):

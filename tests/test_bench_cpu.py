@@ -134,9 +134,10 @@ def test_cli_rejects_bad_sizes(text):
         bench_cli.main(["--sizes", text])
 
 
-# Chapter 10's live cell ("Your machine") runs on the reader's machine, so nbval ignores its output;
-# the output stored in the notebook is what the site shows, under prose that says what to expect.
-CHAPTER_10 = Path(__file__).resolve().parents[1] / "chapters" / "10_vectorization.ipynb"
+# The live cell of "What vectorization buys" ("Your machine") runs on the reader's machine, so nbval
+# ignores its output; the output stored in the notebook is what the site shows, under prose that
+# says what to expect.
+CHAPTER_10 = Path(__file__).resolve().parents[1] / "chapters" / "vectorization.ipynb"
 LIVE_CLAIM = ("every vectorized contender at least ten times faster than pure Python, and the vectorized "
               "ones within a factor of ten of one another")
 
@@ -174,7 +175,7 @@ def test_committed_results_are_complete(path):
     assert data["command"].startswith("python -m tokvec.bench")
     assert data["machine"]["cpu"] and data["versions"]["torch"]
     assert set(data["load_average"]) == {"before", "after"}
-    # one thread for every record: chapter 10 explains why (the "threads" records of the parts file)
+    # one thread for every record: "What vectorization buys" explains why (the parts file's "threads")
     assert data["machine"]["torch_threads"] == 1 and {r["threads"] for r in data["records"]} == {1}
     sizes = {(r["batch"], r["seq_len"], r["d_model"]) for r in data["records"]}
     for B, T, d in sizes:
@@ -569,8 +570,8 @@ NEIGHBOUR = RESULTS_DIR / "controls" / "cpu-python-neighbour-2core-epyc.json"
 
 
 def test_the_committed_neighbour_control_takes_turns_and_differs_only_in_pure_python():
-    """Chapter 10 reads this control: runs as committed and with ``--python-apart`` take turns,
-    each a complete one-thread timing run of the two smallest sizes, pair i with seed i - 1."""
+    """The vectorization chapter reads this control: runs as committed and with ``--python-apart``
+    take turns, each a complete one-thread timing run of the two smallest sizes, pair i with seed i - 1."""
     data = json.loads(NEIGHBOUR.read_text())
     assert data["command"].startswith("python benchmarks/cpu_python_neighbour.py")
     modes = [run["mode"] for run in data["runs"]]

@@ -154,7 +154,7 @@ def test_a_missing_file_names_the_path(tmp_path):
 
 def test_train_file_is_exported():
     assert "train_file" in bytebpe.__all__ and "chunk_boundaries" in bytebpe.__all__
-    assert "chapter 1.1" in train_file.__doc__ and "chapter 1.1" in chunk_boundaries.__doc__
+    assert "\"Byte-level BPE\"" in train_file.__doc__ and "\"Byte-level BPE\"" in chunk_boundaries.__doc__
 
 
 @pytest.mark.parametrize("seed", range(6))

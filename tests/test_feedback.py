@@ -327,7 +327,7 @@ def test_right_ids_pass_whatever_vocabulary_made_them(answer, vocab):
 
 
 @pytest.mark.parametrize("answer,vocab,expected", [
-    (LESSON, FIXED, "the embeddings lesson's ids"),
+    (LESSON, FIXED, "the enumerate recipe's ids"),
     (LESSON, CORPUS, "later position winning ('the' gets 3). So id 0 is never used"),
     (LESSON, {t: i for i, t in enumerate(TOKENS)}, "past the last row of a table of the 4 distinct tokens"),
     (list(range(5)), FIXED, "positions 0, 1, 2, ... in this sentence (enumerate)"),

@@ -157,7 +157,7 @@ def test_loopback_environment_names_the_loopback_interface():
 
 def test_the_chapters_torchrun_helper_keeps_gloo_on_loopback(monkeypatch):
     """Chapter 13's ``torchrun`` helper passes GLOO_SOCKET_IFNAME, as run_group and main do."""
-    notebook = json.loads((ROOT / "chapters/13_vocab_parallel.ipynb").read_text(encoding="utf-8"))
+    notebook = json.loads((ROOT / "chapters/vocab_parallel.ipynb").read_text(encoding="utf-8"))
     cell = next(c for c in notebook["cells"] if c.get("id") == "c13-013c")
     tree = ast.parse("".join(cell["source"]))
     helper = next(node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "torchrun")

@@ -868,4 +868,4 @@ def test_bad_positions_with_scaling_say_what_to_fix(positions, error, match):
 
 def test_rope_frequencies_is_public():
     assert "rope_frequencies" in attention.__all__
-    assert "chapter 11" in attention.rope_frequencies.__doc__
+    assert "\"Where positions act\"" in attention.rope_frequencies.__doc__

@@ -1,5 +1,5 @@
-"""Tests of chapter 10.1's exercises (tokvec.course.grading reads this file; see its
-docstring).
+"""Tests of the exercises of "Making it fast on a GPU"
+(tokvec.course.grading reads this file; see its docstring).
 
 Each section's visible tests go into the student notebook under the exercise; the hidden
 ones only into the grader's copy. The names the tests use are the student's

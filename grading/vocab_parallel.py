@@ -1,5 +1,5 @@
-"""Tests of chapter 13's exercises (tokvec.course.grading reads this file; see its
-docstring).
+"""Tests of the exercises of "The embedding across processes"
+(tokvec.course.grading reads this file; see its docstring).
 
 Each section's visible tests go into the student notebook under the exercise; the hidden
 ones only into the grader's copy. The names the tests use are the student's
