@@ -4,22 +4,24 @@ The package reads like the table of contents. The data path, one chapter after a
 
 * :mod:`tokvec.text`      -- raw text to tokens: normalization, simple tokenizers, BPE (chapter 1)
 * :mod:`tokvec.bytebpe`   -- byte-level BPE as in GPT-2 and GPT-4: train, encode exactly like
-  tiktoken, stream, read and write GPT-2's files (chapter 1.1, "Byte-level BPE")
+  tiktoken, stream, read and write GPT-2's files (the chapter "Byte-level BPE")
 * :mod:`tokvec.vocab`     -- tokens to ids: the :class:`~tokvec.vocab.Vocabulary` (chapter 2)
 * :mod:`tokvec.reference` -- ids to vectors in pure Python: Algorithms 1 and 2, sinusoids (chapters 3-7)
 * :mod:`tokvec.arrays`    -- the same with whole NumPy arrays (chapter 8)
 * :mod:`tokvec.layers`    -- the PyTorch input layer: ``TransformerEmbedding`` and
   ``LearnedTransformerEmbedding`` (chapters 8-9)
-* :mod:`tokvec.attention` -- where positions act: attention scores, RoPE, ALiBi (chapter 11)
-* :mod:`tokvec.parallel`  -- the embedding split over processes: ``VocabParallelEmbedding`` (chapter 13)
+* :mod:`tokvec.attention` -- where positions act: attention scores, RoPE, ALiBi ("Where positions act")
+* :mod:`tokvec.parallel`  -- the embedding split over processes: ``VocabParallelEmbedding`` ("The embedding across
+  processes")
 * :mod:`tokvec.fused`     -- the input layer as one Triton kernel, for a GPU (chapter "Making it fast", planned)
 * :mod:`tokvec.validate`  -- every input check of the data path: sizes, indices, token ids
 
 Beside it, and never imported by it:
 
 * :mod:`tokvec.tutorials` -- the source tutorials' own code, verbatim, errors included (chapters 3, 7-9)
-* :mod:`tokvec.experiment` -- the position-scheme experiment: tiny models trained on a CPU (chapter 12)
-* :mod:`tokvec.bench`     -- measurement: ``python -m tokvec.bench`` (chapter 10), GPU kernels, roofline
+* :mod:`tokvec.experiment` -- the position-scheme experiment: tiny models trained on a CPU (the experiment chapter)
+* :mod:`tokvec.bench`     -- measurement: ``python -m tokvec.bench`` ("What vectorization buys"),
+  GPU kernels, roofline
 * :mod:`tokvec.course`    -- course tooling: learner feedback, ``show_source``, student notebooks
 * :mod:`tokvec.environment` -- versions and machine, printed by every chapter and every benchmark
 

@@ -31,7 +31,7 @@ def sinusoidal_table_numpy(length: int, d_model: int, base: float = 10000.0, *, 
 
     Computed in float64 from exact integer positions, then cast once to ``dtype``: in float32 the
     table stays within 1e-6 of the true values at every position below 100,000, where the
-    embeddings lesson's float32 recipe is off by about 7e-3 (chapter 8 plots both).
+    common float32 recipe is off by about 7e-3 (the appendix on numerics plots both).
     """
     length, d_model = validate.positive_int(length, "length"), validate.positive_int(d_model, "d_model")
     validate.table_size(length, d_model, ("length", "d_model"), validate.ARRAY_TABLE_LIMIT)

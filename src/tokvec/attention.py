@@ -1,7 +1,7 @@
 """Where positions act: attention scores, rotary positions (RoPE) and ALiBi.
 
-Taught in chapter 11, "Where positions act" (``11_positions_in_attention``); chapter 12
-(``12_position_experiment``) trains tiny models with each scheme (:mod:`tokvec.experiment`).
+Taught in the chapter "Where positions act" (``positions_in_attention``); the experiment chapter
+(``position_experiment``) trains tiny models with each scheme (:mod:`tokvec.experiment`).
 
 Shapes follow PyTorch's attention: queries and keys are ``(..., T, d_head)``, with any leading
 dimensions (batch, heads); scores are ``(..., T_q, T_k)``. The functions:
@@ -260,7 +260,7 @@ def _scaling_params(d: int, scaling: object, base: object,
             rotary = int(d * share)
             raise ValueError(f"scaling['partial_rotary_factor'] = {share:g}: transformers then computes the "
                              f"frequencies of the first int(d_head * {share:g}) = {rotary} features only "
-                             f"(partial rotary, chapter 11), which this function does not do for you; call "
+                             f"(partial rotary, 'Where positions act'), which this function does not do for you; call "
                              f"it with d_head={rotary} and without the key, and rotate only those features")
     if scaling.get("rope_theta") is not None:
         theta = validate.base(scaling["rope_theta"], "scaling['rope_theta']")
@@ -309,7 +309,7 @@ def rope_frequencies(d_head: int, *, base: float | None = None, scaling: dict | 
                      max_position_embeddings: int | None = None) -> tuple[torch.Tensor, float]:
     """RoPE's inverse frequencies ``theta_i`` and the attention factor, with a model's scaling.
 
-    Taught in chapter 11, "Where positions act" (``11_positions_in_attention``). Returns
+    Taught in the chapter "Where positions act" (``positions_in_attention``). Returns
     ``(inv_freq, attention_factor)``: ``inv_freq`` is a float64 tensor of shape ``(d_head // 2,)``
     (the ``theta_i`` that :func:`rope` rotates pair ``i`` by, per position) and
     ``attention_factor`` the float that multiplies cos and sin (1.0 except for YaRN).

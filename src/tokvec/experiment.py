@@ -1,6 +1,6 @@
 """Do positions matter? Tiny attention models trained with six position schemes, on a CPU.
 
-Chapter 12, "An experiment: do positions matter?" (``12_position_experiment``), runs the smallest
+The experiment chapter, "An experiment: do positions matter?" (``position_experiment``), runs the smallest
 configuration live and plots the sweep stored in ``data/position-sweep.json``, which
 ``python -m tokvec.experiment`` (or ``experiments/position_sweep.py``) writes.
 
@@ -231,7 +231,7 @@ def offset_mask(T: int, offsets: Sequence[int]) -> torch.Tensor:
 def rope_per_pair(x: torch.Tensor, divide: Sequence[float], base: float = 10000.0) -> torch.Tensor:
     """RoPE with pair ``i`` turned ``divide[i]`` times slower: a control that slows chosen pairs only.
 
-    Chapter 12 slows pair 1 alone, leaving pair 0 (and so every offset that aliases the target on
+    The experiment chapter slows pair 1 alone, leaving pair 0 (and so every offset that aliases the target on
     pair 0) as trained. Each pair ``(2i, 2i+1)`` of ``x`` (``(..., T, d)``, adjacent pairs) is a
     RoPE of two features at the fractional positions ``m theta_i / divide[i]``: with two features
     :func:`tokvec.attention.rope` turns by one radian per position, so the angle is
@@ -445,7 +445,7 @@ def evaluate(model: TinyTransformer, cfg: Config, window: int | None = None, *,
 
 
 def rope_rules(cfg: Config, factor: float = 4.0) -> dict[str, dict]:
-    """The RoPE scaling rules chapter 12 applies to a trained model: name -> keywords of :func:`evaluate`.
+    """The RoPE scaling rules the experiment chapter applies to a trained model: name -> keywords of :func:`evaluate`.
 
     With ``s = factor``, ``L = cfg.train_len`` and heads of width ``d``: ``"none"``, the trained
     frequencies; ``"PI"``, position interpolation, every ``theta_i / s``; ``"NTK-aware"``, the
@@ -564,7 +564,7 @@ def run(cfg: Config, schemes: Sequence[str] = SCHEMES) -> dict:
     return _summarise(cfg, {scheme: _train_and_measure(cfg, scheme) for scheme in schemes})
 
 
-#: The smallest configuration: the one chapter 12 runs live and the tests re-run.
+#: The smallest configuration: the one the experiment chapter runs live and the tests re-run.
 SMALL = Config()
 #: The sweep: longer training (2,000 steps), several seeds, longer evaluation.
 SWEEP = dataclasses.replace(SMALL, steps=2000, eval_lens=(32, 64, 128, 256), eval_sequences=128,
@@ -613,7 +613,7 @@ def load_sweep(path: Path = SWEEP_PATH) -> dict:
     return json.loads(path.read_text())
 
 
-# --- the controls of chapter 12: which pair, which keys, which heads -------------------------------
+# --- the controls of the experiment chapter: which pair, which keys, which heads --------------------
 
 CONTROLS_PATH = Path(__file__).parent / "data" / "position-controls.json"
 #: RoPE read with chosen pairs slowed: pair 1 alone by 4 or by 2 (pair 0 and so its aliases
@@ -674,7 +674,7 @@ def head_profile(model: TinyTransformer, cfg: Config, queries: range = range(8, 
 
 
 def _control_job(args: tuple[Config, str]) -> dict:
-    """One sweep model, retrained, and every control of chapter 12 that reads it."""
+    """One sweep model, retrained, and every control of the experiment chapter that reads it."""
     cfg, scheme = args
     start = time.perf_counter()
     model, _ = train(cfg, scheme)
@@ -702,7 +702,7 @@ def _control_job(args: tuple[Config, str]) -> dict:
 
 
 def controls(path: Path = CONTROLS_PATH, seeds: Sequence[int] = SWEEP_SEEDS, workers: int = 2) -> dict:
-    """Retrain the sweep's RoPE and ALiBi models (``k = 2``) and run chapter 12's controls; write ``path``.
+    """Retrain the sweep's RoPE and ALiBi models (``k = 2``) and run the experiment chapter's controls; write ``path``.
 
     For RoPE: the pair controls of :data:`PAIR_CONTROLS` (:func:`rope_per_pair`), and the keys at the
     unseen offsets that alias offset ``k`` on pair 0 (:func:`alias_offsets`) hidden, or every other

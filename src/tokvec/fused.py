@@ -1,6 +1,6 @@
 """A fused input-layer kernel in Triton: ``out = weight[ids] * scale + table[pos]`` in one pass.
 
-Taught in chapter 10.1, "Making it fast on a GPU" (``chapters/10b_making_it_fast.ipynb``). The
+Taught in the chapter "Making it fast on a GPU" (``chapters/making_it_fast.ipynb``). The
 source tutorials' eager expression runs three kernels (gather, multiply, add) and moves the
 output-sized tensor through memory six times; this kernel reads each table row once, reads each
 positional tile once per slice of the batch and reuses it for every sequence of that slice, and
@@ -40,7 +40,7 @@ writes each output element once (:mod:`tokvec.bench.roofline` counts the bytes).
 * The host side is cheap when called again with the same shape: the grid of each shape is
   computed once (:func:`launch_grid` caches it), and ``check=False`` skips the id check's
   read-back. A decoding loop that needs still less captures the call in a CUDA graph
-  (chapter 10.1 measures both).
+  (the chapter "Making it fast on a GPU" measures both).
 
 Triton compiles for CUDA GPUs. Without one, ``interpret=True`` runs the same kernel in Triton's
 interpreter on CPU tensors: far too slow for real use, but it lets the tests check the kernel's

@@ -148,7 +148,7 @@ def positional_embedding(t: int, W_p: Matrix) -> list[float]:
 
     Here the position is called ``t`` (as in the paper's text) and is 0-based, in ``0 .. l_max-1``.
     A position past the table is an error, for a learned and a sinusoidal ``W_p`` alike; a
-    sinusoidal table can be rebuilt longer (chapter 5, "Algorithm 2", shows when that is safe).
+    sinusoidal table can be rebuilt longer (chapter 5, "Past the end of the table", says when).
     """
     d_e, l_max = shape(W_p, "W_p")
     t = check_index(t, l_max, "position t",
@@ -245,7 +245,7 @@ def paper_positions(d_e: int, l_max: int) -> Matrix:
     with ``i = k + 1``, so the first frequency is ``l_max^(-2/d_e)``, not 1. Positions stay
     0-based as everywhere in the code (the angle uses the code's ``t``), so both variants agree
     at position 0 and differ only in their frequencies. Because the base is ``l_max``, a longer
-    table changes every frequency: chapter 5, "Algorithm 2", measures what that does.
+    table changes every frequency: "Where positions act" measures what that does.
     """
     l_max = validate.positive_int(l_max, "l_max")
     validate.table_size(validate.positive_int(d_e, "d_e"), l_max, ("d_e", "l_max"), validate.PYTHON_TABLE_LIMIT)

@@ -3,7 +3,7 @@
 Triton compiles a kernel ahead of time for any NVIDIA target on any Linux machine: it writes PTX,
 the assembly it hands to NVIDIA's compiler, and `ptxas` (shipped inside Triton) turns that into
 machine code and reports each thread's registers and any *spill*, registers that did not fit and
-went to slow local memory. Chapter 10.1 uses it to show why two launch settings of the sweep ran
+went to slow local memory. The GPU chapter uses it to show why two launch settings of the sweep ran
 twice as long as the others, and the tests use it to check that the kernel compiles for sm_90
 with 16-byte accesses and a fused multiply-add.
 """

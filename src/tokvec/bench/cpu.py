@@ -1,6 +1,6 @@
 """What vectorization buys: time the same input layer in pure Python, NumPy and PyTorch.
 
-Taught in chapter 10, "What vectorization buys" (``10_vectorization``). Run it as a script::
+Taught in the chapter "What vectorization buys" (``vectorization``). Run it as a script::
 
     python -m tokvec.bench                      # the default sizes, results printed as a table
     python -m tokvec.bench --out results.json   # ... and written to a JSON file
@@ -24,7 +24,7 @@ so the times compare like with like:
 The PyTorch contenders run on the CPU, and also on ``cuda`` or ``mps`` when present, on one
 thread unless told otherwise (``threads``; ``torch.utils.benchmark.Timer`` pins one thread by
 default too): with two threads on a busy two-core machine every parallel region waits for a
-descheduled thread, and the medians say more about the machine than the code (chapter 10 shows
+descheduled thread, and the medians say more about the machine than the code (the vectorization chapter shows
 it, from ``python -m tokvec.bench parts``). Each size runs a few warm-up calls of every
 contender, then ``repeats`` timed rounds that call each one once (interleaved, so a slow moment
 of the machine hits all alike), in an order shuffled every round by a seeded generator

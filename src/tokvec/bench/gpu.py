@@ -1,6 +1,6 @@
 """The GPU benchmark of the input layer: eager, a scaled add, compiled, fused and copy, like for like.
 
-Chapter 10.1, "Making it fast on a GPU", reads its results. Run it on one CUDA GPU::
+The chapter "Making it fast on a GPU", reads its results. Run it on one CUDA GPU::
 
     python -m tokvec.bench kernels --out gpu-run.json
     python -m tokvec.bench gpu-validate --out DIR    # this, and every check of the kernel (gpu_validate)

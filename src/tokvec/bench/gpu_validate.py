@@ -1,4 +1,4 @@
-"""``python -m tokvec.bench gpu-validate --out DIR``: every check of chapter 10.1 on one GPU, in one command.
+"""``python -m tokvec.bench gpu-validate --out DIR``: every check of the GPU chapter on one GPU, in one command.
 
 Run it from a checkout on a machine with one CUDA GPU, with the PyTorch and Triton found there::
 

@@ -1,7 +1,7 @@
 """``python -m tokvec.bench host``: what :func:`tokvec.fused.fused_embedding` costs the CPU per call.
 
 A decoding step moves so few bytes that its time is what the host spends before the GPU starts
-(chapter 10.1, "One decoding step"). This measures the Python of the wrapper alone: the kernel
+(the chapter "Making it fast on a GPU", "One decoding step"). This measures the Python of the wrapper alone: the kernel
 launch is replaced by a function that does nothing, so what is left is the argument checks, the
 grid, the output's allocation and the dispatch, on CPU tensors (no GPU needed). The unit beside
 it is one PyTorch operation on one number. ``--baseline FILE`` times another version of

@@ -1,6 +1,8 @@
 """What a median of the whole call cannot separate: page faults, the checks alone, the layer's parts.
 
-Taught in chapter 10, "What vectorization buys" (``10_vectorization``). Run it as a script::
+Taught in the chapter "What vectorization buys" (``vectorization``); the allocator's side (thresholds,
+page faults, huge pages) in the appendix "Memory and the allocator" (``appendix_allocator``). Run it as a
+script::
 
     python -m tokvec.bench parts                      # printed as a table
     python -m tokvec.bench parts --out results.json   # ... and written to a JSON file

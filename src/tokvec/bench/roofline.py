@@ -1,7 +1,7 @@
 """How many bytes the input layer moves, and the time that takes at peak bandwidth (a roofline).
 
-Chapter 10 ("What vectorization buys") reads the CPU timings against it; chapter 10.1 ("Making
-it fast on a GPU") predicts the GPU's from it, and reads the GPU runs, once committed, against
+The chapter "What vectorization buys" reads the CPU timings against it; the chapter "Making it fast on a GPU"
+predicts the GPU's from it, and reads the GPU runs, once committed, against
 it (:func:`gpu_results`, :func:`gpu_points`). The forward pass ``emb(ids) * sqrt(d) + PE[:T]``
 does almost no arithmetic per byte, so once a call is large enough that its fixed cost (Python,
 dispatch, allocation, kernel launches) no longer dominates, memory traffic, not FLOPs, bounds
@@ -25,7 +25,7 @@ alone. The counts:
   writes it again: four tensor-sized passes;
 * ``copy``: ``out.copy_(src)`` of an output-sized tensor, one read and one write: the practical
   ceiling of a gather whose rows all come from memory (repeated rows that the L2 serves can take
-  a gather below it: chapter 10.1 measures both).
+  a gather below it: the chapter "Making it fast on a GPU" measures both).
 """
 
 from __future__ import annotations

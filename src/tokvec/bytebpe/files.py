@@ -1,6 +1,6 @@
 """File formats of byte-level BPE: GPT-2's ``encoder.json`` and ``vocab.bpe``, tiktoken's rank files.
 
-Taught in chapter 1.1, "Byte-level BPE" (``chapters/01b_byte_level_bpe.ipynb``).
+Shown in the appendix "Tokenizers in production" (``chapters/appendix_tokenizers_production.ipynb``).
 
 * GPT-2's format is two files. The vocabulary is a JSON object from each token to its id; the
   merges file has a ``#version: 0.2`` header line, then one merge a line, the two halves separated

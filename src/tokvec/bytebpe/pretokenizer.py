@@ -1,6 +1,6 @@
 """What training and encoding share: the pre-tokenizer patterns, special tokens, and valid text.
 
-Taught in chapter 1.1, "Byte-level BPE" (``chapters/01b_byte_level_bpe.ipynb``). A regex cuts the
+Taught in the chapter "Byte-level BPE" (``chapters/byte_level_bpe.ipynb``). A regex cuts the
 text into pieces (words with their leading space, numbers, punctuation, whitespace runs); BPE
 merges bytes only inside a piece. Special tokens such as ``<|endoftext|>`` are cut out before the
 regex runs. Text is made valid for UTF-8 first, as tiktoken does: a lone surrogate becomes U+FFFD.

@@ -1,6 +1,6 @@
 """Training a byte-level BPE: ``train`` learns ``(vocab, merges)`` from text, ``train_file`` from a file.
 
-Taught in chapter 1.1, "Byte-level BPE" (``chapters/01b_byte_level_bpe.ipynb``). Ids 0-255 are
+Taught in the chapter "Byte-level BPE" (``chapters/byte_level_bpe.ipynb``). Ids 0-255 are
 the single bytes, then the special tokens, then one id per merge. Each step merges the most
 frequent adjacent pair inside the pre-tokens; ties go to the lexicographically greater pair of
 byte strings, so training is deterministic (Stanford CS336's rule).
@@ -118,8 +118,8 @@ def train_slow(text: str, vocab_size: int, special_tokens=(), *,
     """Training by its definition, step by step: the same ``(vocab, merges)`` as :func:`train`.
 
     After every merge it counts all the pairs again, which is easy to read and slow (minutes on
-    5 MB): :func:`train` updates only the pairs next to each merge. Shown in chapter 1.1, and
-    the tests check :func:`train` against it.
+    5 MB): :func:`train` updates only the pairs next to each merge, and the tests check
+    :func:`train` against this one.
     """
     text = replace_surrogates(check_text(text))
     specials = check_special_tokens(special_tokens)
@@ -286,7 +286,7 @@ def chunk_boundaries(path, chunk_bytes: int, special_tokens) -> list[int]:
     ``chunk_bytes`` long, and longer where the text runs on without a special token). The file is
     read ``_WINDOW`` bytes at a time, only around each cut: the offsets cost almost no reading.
     Without special tokens the whole file is one range. Used by :func:`train_file`; taught in
-    chapter 1.1, "Byte-level BPE".
+    the chapter "Byte-level BPE".
     """
     path = _check_path(path)
     chunk_bytes = validate.positive_int(chunk_bytes, "chunk_bytes")
@@ -350,7 +350,7 @@ def train_file(path, vocab_size: int, special_tokens=(), *, pattern: str = GPT2_
     as in :func:`train`, in this process. The bytes are read as they are (``\\r\\n`` stays), so
     ``train_file(path, ...) == train(open(path, encoding="utf-8", newline="").read(), ...)``.
 
-    Taught in chapter 1.1, "Byte-level BPE". ``num_workers`` above the number of cores only adds
+    Taught in the chapter "Byte-level BPE". ``num_workers`` above the number of cores only adds
     processes; invalid UTF-8 in the file raises ``ValueError`` with its offset.
     """
     path = _check_path(path)

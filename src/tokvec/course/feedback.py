@@ -488,7 +488,7 @@ def on_encoded_ids(answer, tokens, vocab=None) -> Feedback:
     if per_sentence(lesson_recipe):
         t = next(t for t in distinct if flat.count(t) > 1)
         unused = sorted(set(range(k)) - set(got))
-        return Feedback(False, f"these are the embeddings lesson's ids, "
+        return Feedback(False, f"these are the enumerate recipe's ids, "
                                f"{{token: idx for idx, token in enumerate(tokens)}}: ids "
                                f"are positions, and a repeated word is numbered again, its later position winning "
                                f"({t!r} gets {got[flat.index(t)]}). So id{'s' if len(unused) > 1 else ''} "

@@ -1,6 +1,6 @@
 """The input layer across processes: a vocabulary-parallel embedding on ``torch.distributed``.
 
-Taught in chapter 13, "The embedding across processes" (``13_vocab_parallel``).
+Taught in the chapter "The embedding across processes" (``vocab_parallel``).
 
 A table of ``vocab_size`` rows is split by rows over the ``world_size`` processes of a group:
 rank ``r`` holds the contiguous rows ``[start, end)``, sizes balanced to differ by at most one.

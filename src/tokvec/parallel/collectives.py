@@ -1,6 +1,6 @@
 """The communication of the vocabulary-parallel layers: four autograd functions and their cost.
 
-Taught in chapter 13, "The embedding across processes" (``13_vocab_parallel``).
+Taught in the chapter "The embedding across processes" (``vocab_parallel``).
 
 Each function is one collective in the forward pass and its mirror in the backward pass, as in
 Megatron-LM's ``megatron/core/tensor_parallel/mappings.py`` (Shoeybi et al., 2019; Korthikanti
@@ -50,7 +50,7 @@ def communication_bytes(collective: str, numel: int, world_size: int, element_si
     the column split's move to sequence-parallel slices, ``(B, T, d / W)`` to ``(B, T / W, d)``
     (``shard_dim_alltoall`` in PyTorch's DTensor). A world of one sends nothing.
 
-    Taught in chapter 13 ("The embedding across processes"), to compare the vocabulary-parallel
+    Taught in the chapter "The embedding across processes", to compare the vocabulary-parallel
     embedding's all-reduce with the sequence-parallel reduce-scatter (half the bytes), and the
     row split with the column split; the ring formulas are the ones NCCL's performance notes use
     for "bus bandwidth". They are the ring model's: NCCL may choose a tree or, on NVSwitch

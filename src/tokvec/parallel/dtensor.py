@@ -1,6 +1,6 @@
 """The same layer with PyTorch's own tensor-parallel API: DeviceMesh, DTensor, parallelize_module.
 
-Taught in chapter 13, "The embedding across processes" (``13_vocab_parallel``), to compare
+Taught in the chapter "The embedding across processes" (``vocab_parallel``), to compare
 :class:`tokvec.parallel.VocabParallelEmbedding` with what ``torch.distributed.tensor.parallel``
 does to an ``nn.Embedding``. Imported lazily: ``torch.distributed.tensor`` is large.
 """
@@ -20,7 +20,7 @@ def dtensor_shard_ranges(vocab_size: int, world_size: int) -> list[tuple[int, in
     ``[(0, 3), (3, 6), (6, 9), (9, 10)]`` (3, 3, 3, 1), where ours
     (:func:`tokvec.parallel.shard_ranges`) is 3, 3, 2, 2; the two agree whenever ``W``
     divides ``V``, and always for ``W <= 2``. ``torch.distributed.tensor.Shard._split_tensor``
-    in PyTorch. Taught in chapter 13 ("The embedding across processes").
+    in PyTorch. Taught in the chapter "The embedding across processes".
     """
     vocab_size = validate.positive_int(vocab_size, "vocab_size")
     world_size = validate.positive_int(world_size, "world_size")
@@ -48,7 +48,7 @@ def parallelize_embedding(embedding, mesh, *, split: str = "rows", sequence_para
 
     Found with torch 2.13: the weight's gradient under ``RowwiseParallel`` is a ``Replicate``
     DTensor holding the full ``(V, d)`` table's gradient on every rank, where ours is only the
-    rank's rows. Taught in chapter 13 ("The embedding across processes").
+    rank's rows. Taught in the chapter "The embedding across processes".
     """
     from torch import nn
     from torch.distributed.device_mesh import DeviceMesh

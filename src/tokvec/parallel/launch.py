@@ -1,6 +1,6 @@
 """Running the layers in a group of processes: ``run_group`` on this machine, or ``torchrun``.
 
-Taught in chapter 13, "The embedding across processes" (``13_vocab_parallel``).
+Taught in the chapter "The embedding across processes" (``vocab_parallel``).
 
 * :func:`run_group` starts ``W`` fresh processes joined in a ``gloo`` group on 127.0.0.1 (as
   ``torch.multiprocessing.spawn`` does), runs a function in each and returns their results;
@@ -51,9 +51,9 @@ def loopback_environment() -> dict[str, str]:
 
     Without it gloo binds to the address this machine's hostname resolves to, which may be a
     network interface (and on macOS may bring up a firewall prompt); it falls back to loopback
-    only when that fails. :func:`run_group` and :func:`main` set it, and chapter 13's
+    only when that fails. :func:`run_group` and :func:`main` set it, and the across-processes chapter's
     ``torchrun`` helper passes it to the processes it starts. Empty when no loopback interface
-    is found. Taught in chapter 13 ("The embedding across processes").
+    is found. Taught in the chapter "The embedding across processes".
     """
     interface = _loopback_interface()
     return {"GLOO_SOCKET_IFNAME": interface} if interface else {}
@@ -144,7 +144,7 @@ def run_group(fn: Callable, world_size: int, *args, timeout: float = 120.0) -> l
 
     ``fn`` must be importable (a module-level function), since each process starts a fresh
     interpreter (``spawn``). What ``torch.multiprocessing.spawn`` does, with a timeout and the
-    rank in every message. Taught in chapter 13 ("The embedding across processes").
+    rank in every message. Taught in the chapter "The embedding across processes".
     """
     import multiprocessing
 
@@ -218,17 +218,18 @@ def _drain(results, collected: dict, seconds: float) -> None:
             return
 
 
-# --- the checks of chapter 13 ----------------------------------------------------------------------
+# --- the checks of the chapter "The embedding across processes" ------------------------------
 
 def compare_with_embedding(rank: int, world_size: int, vocab_size: int, d_model: int,
                            batch_shape: tuple[int, ...] = (2, 6), max_len: int = 16, seed: int = 0) -> dict:
-    """One rank's run of chapter 13's check, for :func:`run_group`: the layer against ``nn.Embedding``.
+    """One rank's run of the across-processes chapter's check, for :func:`run_group`: the layer against
+    ``nn.Embedding``.
 
     Every rank builds the same full table and ids from ``seed``, loads its rows, and compares
     the forward output and its own rows' gradient with a single-process ``nn.Embedding``. It
     also returns its partial lookup (before the all-reduce), the bytes the all-reduce sums, and
     its sinusoidal position table, built locally (:func:`tokvec.layers.sinusoidal_table`).
-    Taught in chapter 13 ("The embedding across processes").
+    Taught in the chapter "The embedding across processes".
     """
     from tokvec.layers import sinusoidal_table
 
@@ -267,7 +268,7 @@ def _max_error(a: torch.Tensor, b: torch.Tensor) -> float:
 
 def self_check(rank: int, world_size: int, vocab_size: int = 50, d_model: int = 8, seq_len: int = 12,
                batch: int = 2, seed: int = 0) -> dict:
-    """Every claim of chapter 13, checked on this rank of the current group; returns the errors.
+    """Every claim of the across-processes chapter, checked on this rank of the current group; returns the errors.
 
     Run by ``python -m tokvec.parallel`` (under :func:`run_group`, or ``torchrun``). With the
     same ``seed`` on every rank: (1) the shards put together equal the table of a world of one;
@@ -275,8 +276,8 @@ def self_check(rank: int, world_size: int, vocab_size: int = 50, d_model: int = 
     the single-process loss, and gradients for this rank's rows and for the linear layer, with
     some targets ignored; (3) the same with ``sequence_parallel=True`` (``seq_len`` must be a
     multiple of ``world_size``) and ``check_ids_agree=True``. Every value is a maximum absolute error against a
-    single-process model in float64, except the byte counts. Taught in chapter 13 ("The
-    embedding across processes").
+    single-process model in float64, except the byte counts. Taught in the chapter "The
+    embedding across processes".
     """
     vocab_size = validate.positive_int(vocab_size, "vocab_size")
     d_model = validate.positive_int(d_model, "d_model")
@@ -367,7 +368,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
     :func:`self_check`, and rank 0 prints every rank's result; ``LOCAL_RANK`` is this process's
     number on its machine (the GPU it would use with ``nccl``). Otherwise it starts a group of
     each size given (default 2, 3 and 4) with :func:`run_group`. Returns the reports (under
-    torchrun, every rank's). Taught in chapter 13 ("The embedding across processes").
+    torchrun, every rank's). Taught in the chapter "The embedding across processes".
     """
     import sys
 

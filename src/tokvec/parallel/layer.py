@@ -1,6 +1,6 @@
 """The vocabulary-parallel embedding: rows of the table split over the ranks of a process group.
 
-Taught in chapter 13, "The embedding across processes" (``13_vocab_parallel``). Megatron-LM's
+Taught in the chapter "The embedding across processes" (``vocab_parallel``). Megatron-LM's
 ``VocabParallelEmbedding`` (Shoeybi et al., 2019), with its tied output layer and its
 sequence-parallel output (Korthikanti et al., 2022), written to be read.
 """
@@ -44,7 +44,7 @@ def shard_ranges(vocab_size: int, world_size: int) -> list[tuple[int, int]]:
     hold none when ``W > V``). Megatron-LM pads the vocabulary to a multiple of ``128 W``
     instead and gives every rank the same number of rows; PyTorch's DTensor cuts like
     ``torch.chunk`` (:func:`tokvec.parallel.dtensor_shard_ranges`: 3, 3, 3, 1). Taught in
-    chapter 13 ("The embedding across processes").
+    the chapter "The embedding across processes".
     """
     vocab_size, world_size = _check_split(vocab_size, world_size)
     base, extra = divmod(vocab_size, world_size)
@@ -70,7 +70,7 @@ def _init_blocks(vocab_size: int, d_model: int) -> list[tuple[int, int]]:
 class VocabParallelEmbedding(nn.Module):
     """An ``nn.Embedding(vocab_size, d_model)`` whose rows are split over the ranks of ``group``.
 
-    Taught in chapter 13 ("The embedding across processes"); Megatron-LM's
+    Taught in the chapter "The embedding across processes"; Megatron-LM's
     ``VocabParallelEmbedding``, and what PyTorch's ``parallelize_module`` makes of an
     ``nn.Embedding`` with ``RowwiseParallel`` (:func:`tokvec.parallel.parallelize_embedding`).
 
@@ -106,7 +106,7 @@ class VocabParallelEmbedding(nn.Module):
     the sum of each rank's rows for its own ids. When the number of ids differs gloo aborts a
     process ("Received data size doesn't match expected size"), NCCL may hang or go on with
     wrong values, and ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` turns it into an error on every rank.
-    Taught in chapter 13 ("A bad id, on every rank").
+    Taught in the chapter "The embedding across processes" ("A bad id, on every rank").
     """
 
     def __init__(self, vocab_size: int, d_model: int, *, group=None, sequence_parallel: bool = False,
@@ -238,7 +238,7 @@ class VocabParallelEmbedding(nn.Module):
         is all-gathered along the sequence first (backward: reduce-scatter), as Megatron-LM's
         ``gather_from_sequence_parallel_region``. Megatron-LM's tied ``output_layer``
         (``parallel_lm_logits``, ``ColumnParallelLinear`` with ``gather_output=False``). Taught
-        in chapter 13 ("The embedding across processes").
+        in the chapter "The embedding across processes".
         """
         if not isinstance(hidden, torch.Tensor):
             raise TypeError(f"hidden must be a floating-point torch.Tensor of shape (..., T, {self.d_model}), "

@@ -1,6 +1,6 @@
 """Cross-entropy over a vocabulary split by rows: the loss without gathering the logits.
 
-Taught in chapter 13, "The embedding across processes" (``13_vocab_parallel``). Megatron-LM's
+Taught in the chapter "The embedding across processes" (``vocab_parallel``). Megatron-LM's
 ``_VocabParallelCrossEntropy`` (``megatron/core/tensor_parallel/cross_entropy.py``, Shoeybi et
 al., 2019); PyTorch's ``torch.distributed.tensor.parallel.loss_parallel`` does the same for a
 DTensor.

@@ -10,8 +10,8 @@ are the file names in the course's sources):
   ``generate_token_embedding_matrix``, ``generate_positional_embedding_matrix``,
   ``embed_by_position``, ``sentence_embedding`` (chapters 3 and 7: a constant "embedding"
   matrix, and a frequency that changes inside every sin/cos pair);
-* :mod:`tokvec.tutorials.tutorial_004` -- the ``InputEmbeddings`` module (chapters 3 and 9: the
-  ``sqrt(d_model)`` factor on ``nn.Embedding``'s ``N(0, 1)`` start).
+* :mod:`tokvec.tutorials.tutorial_004` -- the ``InputEmbeddings`` module (chapter 9 and the appendix on
+  frameworks: the ``sqrt(d_model)`` factor on ``nn.Embedding``'s ``N(0, 1)`` start).
 
 Each is identified (title, framework, form; their authors and addresses were not supplied with the
 texts) on the book's page "The source tutorials" (``sources.md``). Tutorials 000 and 001 are written for JAX/Haiku; chapter 9 translates their positional encoding

@@ -1,6 +1,6 @@
 """Source tutorial 002, "Positional Encodings", Step 7 (cell In [7]), verbatim.
 
-Its error, taught in chapter 8: the angles ``positions * div_term`` are computed in float32, so
+Its error, shown in the appendix on numerics: the angles ``positions * div_term`` are computed in float32, so
 at position 100,000 the table is off by about 7e-3 (``tokvec.layers.sinusoidal_table`` computes
 in float64 and rounds once). Needs PyTorch.
 

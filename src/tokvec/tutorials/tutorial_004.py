@@ -3,10 +3,11 @@
 ``InputEmbeddings`` scales the looked-up rows by ``sqrt(d_model)`` but keeps ``nn.Embedding``'s
 ``N(0, 1)`` initialization, so the token part (length about ``d_model``) starts about
 ``sqrt(2 * d_model)`` times longer than a sinusoidal position vector (length ``sqrt(d_model / 2)``):
-32 times at ``d_model = 512`` (chapters 3 and 9 measure it). That holds for the class as the note
-shows it; the public code the class comes from re-initializes every matrix with
+32 times at ``d_model = 512`` (chapter 9 and the appendix on frameworks measure it). That holds
+for the class as the note shows it; the public code the class comes from re-initializes every matrix with
 ``nn.init.xavier_uniform_`` after building the model, as the Annotated Transformer does, and then
-the balance depends on the vocabulary size (chapter 3). Needs PyTorch.
+the balance depends on the vocabulary size (the appendix "Embedding tables in frameworks").
+Needs PyTorch.
 
 Source: the ``InputEmbeddings`` note (PyTorch), one of the five tutorial texts the course starts from. Its authors and
 address were not supplied with the text; the book's page "The source tutorials" (``sources.md``)
