@@ -313,3 +313,30 @@ def test_the_package_names_chapters_as_the_site_numbers_them():
             if m.group(1) not in core:
                 bad.append(f"{path.relative_to(ROOT)}: {m.group(0)}")
     assert not bad, bad[:10]
+
+
+# --- maps ----------------------------------------------------------------------------------------
+
+_MAP_ITEM = re.compile(r'^- (?:"([^"]+)"(?: and "([^"]+)")?|\{ref\}`([^`<]+)`)', re.M)
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=lambda p: p.name)
+def test_a_long_page_opens_with_a_map_of_its_sections(nb_path):
+    """A page of more than 3,000 words a reader sees opens with a map: a list of its sections,
+    each named in quotes or linked, in one of its first Markdown cells. Every section the map
+    names is a heading of the page (or a label on it), so the map cannot drift from the page."""
+    from tokvec.course.reading import page_minutes
+
+    nb = load(nb_path)
+    opening = "\n".join("".join(c["source"]) for c in [c for c in nb["cells"] if c["cell_type"] == "markdown"][:4])
+    items = _MAP_ITEM.findall(opening)
+    if page_minutes(nb_path).prose_words > 3000:
+        assert len(items) >= 3, "a page this long opens with a map: '- \"Section\": ...' or '- {ref}`label`: ...'"
+    text = markdown(nb)
+    headings = {h.strip() for h in re.findall(r"^#{2,3} +(.+)$", text, re.M)}
+    labels = set(re.findall(r"^\(([\w-]+)\)=$", text, re.M))
+    for first, second, label in items:
+        for name in filter(None, (first, second)):
+            assert name in headings, f"the map names {name!r}, which is not a heading of the page"
+        if label:
+            assert label.strip() in labels, f"the map links {label!r}, which is not a label of the page"
