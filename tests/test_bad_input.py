@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from tokvec import arrays, attention, layers, parallel, reference, text, validate, vocab
+from tokvec import arrays, attention, layers, parallel, reference, text, validate, vocab, windows
 
 GENERIC = re.compile("|".join([
     r"object has no attribute", r"unsupported operand", r"not supported between instances",
@@ -171,6 +171,24 @@ CASES += [("TransformerEmbedding.forward", LAYER, {"ids": torch.tensor([1])},
            {"ids": (BAD_IDS, "ids|token id|sequence")})]
 
 
+STREAM = [3, 1, 4, 1, 5, 9]
+BAD_STREAM = [None, [], [4], "314", 3, [1, 2.5, 3], [1, True, 3], [1, -2, 3], torch.tensor([1.5, 2.5]),
+              torch.tensor([True, False]), torch.zeros(2, 3, dtype=torch.long), torch.tensor(4), {1, 2, 3}]
+WINDOWS = windows.WindowDataset(STREAM, 2, 2)
+CASES += [
+    ("join_documents", windows.join_documents, {"docs_ids": [[1, 2], [3]], "eot_id": 0},
+     {"docs_ids": ([None, [], "ab", [1, 2], [[1.5]], [[-1]], [[True]], [torch.zeros(2, 2, dtype=torch.long)]],
+                   "docs_ids"),
+      "eot_id": ([None, -1, 1.5, True, "0", NAN], "eot_id")}),
+    ("windows", windows.windows, {"ids": STREAM, "context_length": 2, "stride": 1},
+     {"ids": (BAD_STREAM, r"\bids\b"), "context_length": [*SIZE, 6, 7], "stride": [*SIZE, 7]}),
+    ("WindowDataset", windows.WindowDataset, {"ids": STREAM, "context_length": 2, "stride": 1},
+     {"ids": (BAD_STREAM, r"\bids\b"), "context_length": [*SIZE, 6, 7], "stride": [*SIZE, 7]}),
+    ("WindowDataset.__getitem__", WINDOWS.__getitem__, {"index": 0},
+     {"index": ([None, -1, 2, 1.5, True, "0", HUGE], "window index")}),
+]
+
+
 def bad_calls(cases):
     """One pytest parameter per (case, argument, bad value) of a table like ``CASES``."""
     for case_id, fn, valid, params in cases:
@@ -211,7 +229,7 @@ def test_no_public_function_is_missing_from_the_sweep():
                      "COLLECTIVES", "communication_bytes", "compare_with_embedding",
                      "dtensor_shard_ranges", "loopback_environment", "main", "parallelize_embedding",
                      "run_group", "self_check", "shard_ranges", "vocab_parallel_cross_entropy"}
-    public = {name for module in (text, vocab, reference, arrays, layers, attention, parallel)
+    public = {name for module in (text, vocab, reference, arrays, layers, attention, parallel, windows)
               for name in module.__all__}
     public |= {"check_ids"}                 # from tokvec.validate: the one check a reader calls directly
     assert public - not_functions - covered == set()

@@ -10,6 +10,9 @@ The package reads like the table of contents. The data path, one chapter after a
 * :mod:`tokvec.arrays`    -- the same with whole NumPy arrays (chapter 8)
 * :mod:`tokvec.layers`    -- the PyTorch input layer: ``TransformerEmbedding`` and
   ``LearnedTransformerEmbedding`` (chapters 8-9)
+* :mod:`tokvec.windows`   -- the whole pipeline's last step: documents joined into one stream of
+  ids, cut into windows of next-token inputs and targets, ``WindowDataset`` for a ``DataLoader``
+  ("The whole pipeline")
 * :mod:`tokvec.attention` -- where positions act: attention scores, RoPE, ALiBi ("Where positions act")
 * :mod:`tokvec.parallel`  -- the embedding split over processes: ``VocabParallelEmbedding`` ("The embedding across
   processes")
@@ -25,8 +28,8 @@ Beside it, and never imported by it:
 * :mod:`tokvec.course`    -- course tooling: learner feedback, ``show_source``, student notebooks
 * :mod:`tokvec.environment` -- versions and machine, printed by every chapter and every benchmark
 
-``tokvec.layers``, ``tokvec.attention``, ``tokvec.experiment``, ``tokvec.parallel``,
-``tokvec.fused`` and ``tokvec.bench.cpu`` need PyTorch and are imported explicitly
+``tokvec.layers``, ``tokvec.windows``, ``tokvec.attention``, ``tokvec.experiment``,
+``tokvec.parallel``, ``tokvec.fused`` and ``tokvec.bench.cpu`` need PyTorch and are imported explicitly
 (``from tokvec.layers import TransformerEmbedding``) so that ``import tokvec`` stays light and
 works without it.
 """
