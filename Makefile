@@ -16,6 +16,8 @@
 #   make outputs  re-run every notebook top to bottom in a fresh kernel and store its outputs
 #   make student  regenerate the student handout in student/ (nbgrader release notebooks: plain Jupyter
 #               Markdown, solutions replaced by TODO cells, visible tests; committed, checked by the tests)
+#   make figures  redraw the chapters' diagrams into chapters/figures/ (tokvec.course.figures: an SVG
+#               for the site and a PNG for the student notebooks each; committed, checked by the tests)
 #   make grade SUBMISSIONS=folder [GRADES=grades.csv]  autograde a class's notebooks offline (nbgrader):
 #               folder/<student>/<chapter>.ipynb -> a CSV of points per student per exercise
 
@@ -29,7 +31,7 @@ PORT   ?= 8000
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 JB_FLAGS := -W -n --keep-going --builder html
 
-.PHONY: book test check serve clean distclean lock outputs student grade pdf
+.PHONY: book test check serve clean distclean lock outputs student figures grade pdf
 
 $(STAMP): $(REQUIREMENTS) pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -88,6 +90,12 @@ outputs: $(STAMP)
 INSTALLED := $(firstword $(wildcard $(VENV)/.installed-*))
 student: $(if $(INSTALLED),,$(STAMP))
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tokvec.course.grading release chapters grading student
+
+# The drawn diagrams: drawn by code (never by hand), deterministic, so the committed SVGs can be
+# compared byte for byte with what the module draws (tests/test_figures.py). After changing a
+# figure, or the chapter code whose numbers it shows: make figures, then make student.
+figures: $(if $(INSTALLED),,$(STAMP))
+	$(BIN)/python -m tokvec.course.figures chapters/figures
 
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv

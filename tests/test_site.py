@@ -127,6 +127,41 @@ def test_page_works_offline(visit, built_site, docname):
     assert v.errors == [], f"console errors: {v.errors}"
 
 
+def _drawn_figures(docname: str) -> dict[str, str]:
+    """The drawn figures (chapters/figures/*.svg) a page's Markdown shows: file name -> alt text."""
+    import json
+
+    found = [ROOT / f"{docname}{suffix}" for suffix in (".ipynb", ".md") if (ROOT / f"{docname}{suffix}").exists()]
+    if not found:
+        return {}
+    source = found[0]
+    text = source.read_text(encoding="utf-8")
+    if source.suffix == ".ipynb":
+        text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "markdown")
+    return {m.group(2): m.group(1) for m in re.finditer(r"!\[([^\]]*)\]\((?:\S*/)?figures/([\w.-]+\.svg)\)", text)}
+
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+
+
+@needs_chromium
+@pytest.mark.parametrize("docname", [p for p in PAGES if _drawn_figures(p)])
+def test_every_drawn_figure_loads_with_its_alt_text(visit, docname):
+    """Each diagram of tokvec.course.figures that a page shows is there, loaded (naturalWidth > 0,
+    after scrolling it into view) and carries the alt text its Markdown gives it."""
+    v, response = visit(f"{docname}.html")
+    assert response.status == 200
+    for name, alt in _drawn_figures(docname).items():
+        img = v.page.locator(f"article img[src$='/{name}']")
+        assert img.count() >= 1, f"{name} is not on {docname}"
+        img.first.scroll_into_view_if_needed()
+        v.page.wait_for_function("e => e.complete", arg=img.first.element_handle(), timeout=10_000)
+        assert img.first.evaluate("e => e.naturalWidth") > 0, f"{name} did not load on {docname}"
+        shown = (img.first.get_attribute("alt") or "").translate(_QUOTES)
+        assert shown.strip() and shown == alt.translate(_QUOTES), (name, shown, alt)
+    assert v.failed == [], f"failed requests: {v.failed}"
+
+
 @needs_chromium
 def test_previous_and_next_links_walk_the_whole_book(visit):
     """Following 'next' from the first page visits every page of the toc, in order."""

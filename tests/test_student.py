@@ -8,6 +8,7 @@ exercise done, every TODO cell printing that it is not done yet, is tested in
 ``tests/test_grading.py``, where it is graded.
 """
 
+import base64
 import re
 from functools import cache
 from pathlib import Path
@@ -15,7 +16,16 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tokvec.course.student import NOT_DONE, TODO_TAG, Context, main, myst_to_markdown, read_bib, student_notebook
+from tokvec.course.student import (
+    NOT_DONE,
+    TODO_TAG,
+    Context,
+    attach_figures,
+    main,
+    myst_to_markdown,
+    read_bib,
+    student_notebook,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "chapters").glob("*.ipynb"))
@@ -139,7 +149,54 @@ def test_myst_becomes_plain_markdown():
                       "[tokens](https://example.org/book/glossary.html#term-Token-id)")
 
 
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 8        # the signature is what the tests look at
+
+
+def test_drawn_figures_become_attachments_of_the_cell(tmp_path):
+    """A chapter's ![alt](figures/x.svg) becomes ![alt](attachment:x.png) with the PNG in the cell, so
+    the figure shows in a downloaded notebook and in Colab, with no network and no figures folder."""
+    chapters = tmp_path / "chapters"
+    (chapters / "figures").mkdir(parents=True)
+    (chapters / "figures" / "steps.png").write_bytes(PNG)
+    (chapters / "figures" / "steps.svg").write_text("<svg/>")
+    nb = nbformat.v4.new_notebook(cells=[md("# Title\n\n![The steps, drawn.](figures/steps.svg)\n\nText.")])
+    nbformat.write(nb, chapters / "01_x.ipynb")
+    out = student_notebook(nb, Context.for_folder(chapters)["01_x"])
+    cell = out.cells[0]
+    assert cell.source == "# Title\n\n![The steps, drawn.](attachment:steps.png)\n\nText."
+    assert list(cell.attachments) == ["steps.png"]
+    assert base64.b64decode(cell.attachments["steps.png"]["image/png"]) == PNG
+    nbformat.validate(out)                            # nbformat's own format for attachments
+    # the same image twice is one attachment; an image that is not a drawn figure is left alone
+    text, attachments = attach_figures("![a](figures/steps.svg) ![b](./figures/steps.svg) ![c](plot.png)",
+                                       chapters / "figures")
+    assert text == "![a](attachment:steps.png) ![b](attachment:steps.png) ![c](plot.png)"
+    assert list(attachments) == ["steps.png"]
+    # without a figures folder (no Context) the Markdown is left as it is
+    assert student_notebook(nb).cells[0].source == nb.cells[0].source
+
+
+def test_a_missing_png_names_the_fix(tmp_path):
+    with pytest.raises(FileNotFoundError, match="make figures"):
+        attach_figures("![x](figures/nowhere.svg)", tmp_path)
+
+
 # --- every chapter ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_figure_of_a_chapter_is_embedded_in_its_student_notebook(path):
+    source, nb = _generated(path)
+    shown = re.findall(r"!\[[^\]]*\]\((?:\./)?figures/([\w.-]+)\.svg\)", _markdown(source))
+    assert "figures/" not in _markdown(nb), "a figure is still a link to the figures folder"
+    embedded = set()
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        for name in re.findall(r"\(attachment:([\w.-]+)\)", cell.source):
+            data = cell.get("attachments", {}).get(name, {}).get("image/png")
+            assert data and base64.b64decode(data).startswith(PNG[:8]), f"{name} is not attached to its cell"
+            embedded.add(name)
+    assert embedded == {f"{name}.png" for name in shown}
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
 def test_student_notebook_is_plain_jupyter_markdown(path):

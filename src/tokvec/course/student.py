@@ -19,6 +19,10 @@ MyST extensions:
   numbered as on the site; admonitions become block quotes; ``{term}``, ``{doc}``, ``{ref}``
   and ``{numref}`` become their text (links into the site with ``--site-url``), ``{cite}``
   becomes "Vaswani et al. (2017)" from ``references.bib``; ``$...$`` math is left for Jupyter;
+* every drawn figure of the chapters, ``![alt](figures/<name>.svg)`` in Markdown, becomes
+  ``![alt](attachment:<name>.png)`` with the PNG that ``make figures`` writes beside the SVG
+  stored in the cell (nbformat's ``attachments``), so the figures show offline, in a downloaded
+  notebook and in Colab;
 * all outputs and execution counts are cleared, ready for a live session.
 
 ``tests/test_student.py`` checks that no MyST is left, that every answer is folded, that every
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import base64
 import copy
 import re
 import sys
@@ -41,7 +46,8 @@ except ImportError:                       # pragma: no cover - Jupyter installs 
     raise ImportError("tokvec.course.student needs nbformat, which comes with Jupyter: "
                       "pip install nbformat (or pip install 'tokvec[student]')") from None
 
-__all__ = ["NOT_DONE", "TODO_TAG", "Context", "main", "myst_to_markdown", "read_bib", "student_notebook"]
+__all__ = ["NOT_DONE", "TODO_TAG", "Context", "attach_figures", "main", "myst_to_markdown", "read_bib",
+           "student_notebook"]
 
 TODO_TAG = "todo"
 #: What an unanswered TODO code cell prints when it runs.
@@ -56,6 +62,8 @@ ROLE = re.compile(r"(?<![\w\\])\{(?P<name>[a-z][\w:.-]*)\}`(?P<body>[^`]+)`")
 _ROLE_OR_CODE = re.compile(ROLE.pattern + r"|^(`{3,})(?!\{)[^\n]*\n.*?^\3[ \t]*$|(`+).+?(?<!`)\4(?!`)", re.M | re.S)
 _TARGET = re.compile(r"^\((?P<label>[\w.:-]+)\)=[ \t]*\n", re.M)
 _EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$", re.S)
+# A drawn figure of the chapters (tokvec.course.figures), as a Markdown image.
+_FIGURE = re.compile(r"!\[(?P<alt>[^\]]*)\]\((?:\./)?figures/(?P<name>[\w.-]+)\.svg\)")
 
 
 # --- references.bib -----------------------------------------------------------------------
@@ -197,15 +205,18 @@ class Context:
 
     ``exercises``: label -> "Exercise 5.2"; ``references``: BibTeX key -> "Vaswani et al. (2017)";
     ``docs``: a {doc} target as the chapters write it (``02_vocabulary``, ``../notation``) ->
-    plain text; ``site_url``: the published book, for links (else plain text only).
+    plain text; ``site_url``: the published book, for links (else plain text only); ``figures``:
+    the folder of the drawn figures (``chapters/figures``), whose PNGs become attachments (else
+    the images are left as they are).
     """
 
-    def __init__(self, exercises=None, references=None, docs=None, site_url=None, chapter=None):
+    def __init__(self, exercises=None, references=None, docs=None, site_url=None, chapter=None, figures=None):
         self.exercises = dict(exercises or {})
         self.references = dict(references or {})
         self.docs = dict(docs or {})
         self.site_url = site_url.rstrip("/") if site_url else None
         self.chapter = chapter                  # "5" for chapter 5, None when unknown
+        self.figures = Path(figures) if figures is not None else None
 
     @classmethod
     def for_folder(cls, source: Path, site_url=None) -> dict[str, Context]:
@@ -227,7 +238,7 @@ class Context:
             docs[f"../{page.stem}"] = f"*{_title(page) or page.stem}*"
         out = {}
         for path in paths:
-            out[path.stem] = cls(exercises, references, docs, site_url, numbers.get(path.stem))
+            out[path.stem] = cls(exercises, references, docs, site_url, numbers.get(path.stem), source / "figures")
         return out
 
     def doc_url(self, target: str) -> str | None:
@@ -359,6 +370,29 @@ def myst_to_markdown(text: str, ctx: Context | None = None, number: list | None 
     return re.sub(r"\n{3,}", "\n\n", "".join(out)).strip("\n")
 
 
+# --- drawn figures -> attachments ----------------------------------------------------------
+
+def attach_figures(text: str, figures: Path | None) -> tuple[str, dict]:
+    """``text`` with every ``![alt](figures/<name>.svg)`` replaced by ``![alt](attachment:<name>.png)``,
+    and the attachments that go with it, in nbformat's format: ``{"<name>.png": {"image/png": base64}}``.
+
+    The PNG is read from ``figures`` (``make figures`` writes one beside each SVG). Without a
+    ``figures`` folder the text is returned as it is."""
+    if figures is None:
+        return text, {}
+    attachments = {}
+
+    def attach(m: re.Match) -> str:
+        png = Path(figures) / f"{m.group('name')}.png"
+        if not png.is_file():
+            raise FileNotFoundError(f"{png} is missing: the student notebook embeds the PNG of every figure "
+                                    f"figures/{m.group('name')}.svg shows; run `make figures`")
+        attachments[png.name] = {"image/png": base64.b64encode(png.read_bytes()).decode("ascii")}
+        return f"![{m.group('alt')}](attachment:{png.name})"
+
+    return _FIGURE.sub(attach, text), attachments
+
+
 # --- solutions -> TODO cells ----------------------------------------------------------------
 
 def _python(source: str) -> str:
@@ -441,7 +475,10 @@ def student_notebook(nb, ctx: Context | None = None, graded=None):
         if text.strip():
             text = myst_to_markdown(text, ctx, number)
         if text.strip():
+            text, attachments = attach_figures(text, ctx.figures)
             cell = nbformat.v4.new_markdown_cell(text)
+            if attachments:
+                cell.attachments = attachments
             cell.id = f"{template.get('id', 'md')}-s{len(cells)}"[:64]
             cells.append(cell)
 
