@@ -20,10 +20,16 @@ with check("stride_for on a small stream: 100 ids, T = 8, 10 windows"):
     assert len(range(0, 100 - 8, _s)) >= 10 and len(range(0, 100 - 8, _s + 1)) < 10, f"got {_s}"
 # %% hidden
 with check("stride_for is the largest stride with enough windows, on other streams"):
+    from operator import index as _index  # an int, or an integer type such as NumPy's
+
     for _n, _T, _w in [(100, 8, 2), (100, 8, 92), (1000, 64, 37), (50, 1, 49), (4127, 32, 128),
                        (4127, 32, 4095), (33, 31, 2)]:
         _s = stride_for(_n, _T, _w)
-        assert isinstance(_s, int) and _s >= 1, f"stride_for({_n}, {_T}, {_w}) = {_s!r}"
+        try:
+            _s = _index(_s)
+        except TypeError:
+            raise AssertionError(f"stride_for({_n}, {_T}, {_w}) = {_s!r} is not an integer") from None
+        assert _s >= 1, f"stride_for({_n}, {_T}, {_w}) = {_s!r}"
         assert len(range(0, _n - _T, _s)) >= _w, f"stride_for({_n}, {_T}, {_w}) gives too few"
         assert _s + 1 > _n or len(range(0, _n - _T, _s + 1)) < _w, f"stride_for({_n}, {_T}, {_w}) is not the largest"
 with check("more windows than a stride of 1 gives is a ValueError"):
@@ -42,8 +48,9 @@ with check("ShiftedWindows gives the items of WindowDataset on the stream"):
     for _k in (0, 1, len(_ref) - 1):
         _x, _y = _mine[_k]
         _rx, _ry = _ref[_k]
-        assert torch.equal(_x, _rx), f"window {_k}: the inputs differ"
-        assert torch.equal(_y, _ry), f"window {_k}: the targets are not the inputs shifted by one"
+        assert torch.equal(torch.as_tensor(_x), _rx), f"window {_k}: the inputs differ"
+        assert torch.equal(torch.as_tensor(_y), _ry), (
+            f"window {_k}: the targets are not the inputs shifted by one")
 with check("copied_buggy and copied_fixed: fractions of targets equal to their input"):
     assert copied_buggy == 1.0, "in the buggy loader every target is its own input: 1.0"
     assert 0 <= copied_fixed < 0.01, f"copied_fixed = {copied_fixed}"
@@ -57,7 +64,7 @@ with check("ShiftedWindows matches WindowDataset on every window, for other T an
             _rx, _ry = _ref[_k]
             assert torch.equal(torch.as_tensor(_x), _rx) and torch.equal(torch.as_tensor(_y), _ry), (
                 f"T = {_T}, stride {_st}: window {_k} differs")
-        _x, _y = next(iter(torch.utils.data.DataLoader(_mine, batch_size=3)))
+        _x, _y = (torch.stack([torch.as_tensor(_mine[_k][_i]) for _k in range(3)]) for _i in (0, 1))
         assert torch.equal(_x[:, 1:], _y[:, :-1]), "a batch's targets are not shifted by one"
 with check("copied_fixed is the fraction for WindowDataset's windows"):
     _ref = WindowDataset(stream, 32, 32)

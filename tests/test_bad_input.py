@@ -173,13 +173,15 @@ CASES += [("TransformerEmbedding.forward", LAYER, {"ids": torch.tensor([1])},
 
 STREAM = [3, 1, 4, 1, 5, 9]
 BAD_STREAM = [None, [], [4], "314", 3, [1, 2.5, 3], [1, True, 3], [1, -2, 3], torch.tensor([1.5, 2.5]),
-              torch.tensor([True, False]), torch.zeros(2, 3, dtype=torch.long), torch.tensor(4), {1, 2, 3}]
+              torch.tensor([True, False]), torch.zeros(2, 3, dtype=torch.long), torch.tensor(4), {1, 2, 3},
+              [1, 2**63, 3], [1, HUGE], np.array([1, 2**63], dtype=np.uint64), np.array([1, -2])]
 WINDOWS = windows.WindowDataset(STREAM, 2, 2)
 CASES += [
     ("join_documents", windows.join_documents, {"docs_ids": [[1, 2], [3]], "eot_id": 0},
-     {"docs_ids": ([None, [], "ab", [1, 2], [[1.5]], [[-1]], [[True]], [torch.zeros(2, 2, dtype=torch.long)]],
+     {"docs_ids": ([None, [], "ab", [1, 2], [[1.5]], [[-1]], [[True]], [torch.zeros(2, 2, dtype=torch.long)],
+                   [[2**63]]],
                    "docs_ids"),
-      "eot_id": ([None, -1, 1.5, True, "0", NAN], "eot_id")}),
+      "eot_id": ([None, -1, 1.5, True, "0", NAN, 2**63, HUGE], "eot_id")}),
     ("windows", windows.windows, {"ids": STREAM, "context_length": 2, "stride": 1},
      {"ids": (BAD_STREAM, r"\bids\b"), "context_length": [*SIZE, 6, 7], "stride": [*SIZE, 7]}),
     ("WindowDataset", windows.WindowDataset, {"ids": STREAM, "context_length": 2, "stride": 1},

