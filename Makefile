@@ -59,16 +59,19 @@ else
 	$(BIN)/python tools/pdf.py --site _build/html --toc _toc.yml --out _build/pdf/tokens-to-vectors.pdf
 endif
 
-# The notebooks (nbval) and tests/ run side by side, one per core: the notebooks' report is
-# printed after the tests' (they share nothing: nbval only reads the notebooks).
+# `make test` runs two pytest sessions side by side, one per core, of about equal length: the
+# notebooks (nbval) with the grading and install tests, and every other test. The tests that
+# build the site (test_book, test_site, test_pdf, test_student_site) stay in one session: they
+# share the build in _build/. The first session's report is printed after the second's.
+SIDE := tests/test_grading.py tests/test_install.py
 test: $(STAMP)
 	@log=$$(mktemp); \
-	$(BIN)/python -m pytest -p no:cacheprovider --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS) >$$log 2>&1 & nb=$$!; \
-	$(BIN)/python -m pytest tests; t=$$?; \
-	wait $$nb; n=$$?; \
-	echo "=== the notebooks, re-run by nbval ==="; cat $$log; rm -f $$log; \
-	echo "tests/: exit $$t; notebooks: exit $$n"; \
+	$(BIN)/python -m pytest -p no:cacheprovider $(SIDE) --nbval --nbval-current-env \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS) >$$log 2>&1 & side=$$!; \
+	$(BIN)/python -m pytest -p no:cacheprovider tests $(addprefix --ignore=,$(SIDE)); t=$$?; \
+	wait $$side; n=$$?; \
+	echo "=== the notebooks (nbval), the grading and install tests ==="; cat $$log; rm -f $$log; \
+	echo "tests/: exit $$t; notebooks, grading, install: exit $$n"; \
 	test $$t -eq 0 && test $$n -eq 0
 
 # The fast loop: lint, then every unit test except the slow ones (site build, browser, fresh
