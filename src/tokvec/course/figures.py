@@ -375,6 +375,77 @@ def bpe_merge() -> Figure:
     return fig
 
 
+def merge_chain() -> Figure:
+    """Chapter 1's toy BPE tokenizing "walked talking": the learned merges, then, for each word, the
+    chain of merges that builds its tokens from characters, one merge a step, earliest learned first."""
+    from tokvec.text import BPE, pretokenize
+
+    toy = "walk walked walking talk talked"
+    toy_bpe = BPE.train(toy, vocab_size=20)
+    merges = toy_bpe.merges
+    rank = {pair: r for r, pair in enumerate(merges)}
+    text = "walked talking"
+    words = pretokenize(text)
+    chains = []                         # per word: [(symbols, the merge that made them, its index)]
+    for word in words:                  # as BPE.tokenize_word_simple: lowest rank first, leftmost on a tie
+        symbols, chain = list(word), [(list(word), None, None)]
+        while True:
+            ranks = [rank.get(pair, math.inf) for pair in zip(symbols, symbols[1:])]
+            if not ranks or min(ranks) == math.inf:
+                break
+            i = ranks.index(min(ranks))
+            pair = (symbols[i], symbols[i + 1])
+            symbols = symbols[:i] + [pair[0] + pair[1]] + symbols[i + 2:]
+            chain.append((symbols, rank[pair], i))
+        chains.append(chain)
+    assert [s for chain in chains for s in chain[-1][0]] == toy_bpe.tokenize(text)
+    used = {r for chain in chains for _, r, _ in chain if r is not None}
+    width, height = 11.2, 4.75
+    fig, ax = _canvas(width, height)
+    strong = dict(fill=HERE, hatch="//", lw=2.0, mono=True, weight="bold", size=10)
+    # (a) the merges in the order training learned them
+    _text(ax, 0.2, height - 0.3, "(a) the merges, in the order\nthey were learned", ha="left", va="top",
+          weight="bold", size=10.5)
+    top = height - 0.95
+    for r, (a, b) in enumerate(merges):
+        y = top - (r + 1) * 0.36
+        on = r in used
+        _box(ax, 0.25, y, 0.4, 0.3, r + 1, fill=WHITE, edge=INK if on else FAINT, mono=True, size=9,
+             color=INK if on else MUTED)
+        _box(ax, 0.7, y, 1.55, 0.3, f"({a}, {b})", fill=TOKEN if on else WHITE, edge=INK if on else FAINT,
+             mono=True, size=9.5, color=INK if on else MUTED)
+    _text(ax, 0.25, top - len(merges) * 0.36 - 0.15, f"BPE.train(toy, vocab_size=20)\non the toy corpus: "
+          f"{len(merges)} merges;\ngrey: used by neither word", ha="left", va="top", size=8.5, color=MUTED)
+    # (b) each word of the text, merged step by step
+    sw, sh, step = 0.28, 0.34, 0.58
+    x0s = [2.85, 7.0]
+    _text(ax, x0s[0] - 0.2, height - 0.3, f"(b) tokenize(\"{text}\"): in each pre-token, the earliest "
+          "learned merge\nthat fits goes first, until none fits", ha="left", va="top", weight="bold", size=10.5)
+    for x0, word, chain in zip(x0s, words, chains):
+        y = top - 0.25
+        _text(ax, x0, top + 0.02, f"pre-token \"{word}\"", ha="left", size=9.5, mono=True, color=MUTED)
+        for k, (symbols, r, at) in enumerate(chain):
+            x = x0
+            for j, s in enumerate(symbols):
+                w = sw * len(s)
+                new = r is not None and j == at
+                _box(ax, x, y - sh, w, sh, s, **(strong if new else dict(fill=TOKEN, mono=True, size=10)))
+                x += w
+            label = "characters" if r is None else f"merge {r + 1}: ({merges[r][0]}, {merges[r][1]})"
+            _text(ax, x0 + sw * len(word) + 0.2, y - sh / 2, label, ha="left", size=8.5,
+                  color=MUTED if r is None else INK, mono=r is not None)
+            if k < len(chain) - 1:
+                _arrow(ax, (x0 - 0.12, y - sh - 0.02), (x0 - 0.12, y - step + 0.02), lw=1.0, scale=8)
+            y -= step
+        tokens = chain[-1][0]
+        _text(ax, x0, y - 0.05, f"tokens: {tokens}", ha="left", va="top", size=9.5, mono=True, weight="bold")
+    applied = [", ".join(str(r + 1) for _, r, _ in chain if r is not None) for chain in chains]
+    _text(ax, x0s[0] - 0.2, 0.2, f"\"{words[0]}\" uses merges {applied[0]}; \"{words[1]}\" uses merges "
+          f"{applied[1]}: it never occurred in the corpus, yet is spelled from known pieces.", ha="left", size=8.5,
+          color=MUTED)
+    return fig
+
+
 def utf8_bytes() -> Figure:
     """A character's UTF-8 bytes, and the bytes byte-level BPE starts from (chapter 1, "Bytes, in brief")."""
     chars = ["a", "é", "東", "\U0001F600"]
@@ -503,6 +574,93 @@ def vocabulary() -> Figure:
     _text(ax, x0 + 0.7, 0.95, "mask", ha="right", size=9)
     _text(ax, x0 + 0.75, 0.3, "pad with <pad> (id 0) at the end; mask = batch != <pad>:\n1 (True) at a real token, "
           "0 at padding", ha="left", size=8.5, color=MUTED)
+    return fig
+
+
+def gradient_rows() -> Figure:
+    """Chapter 2's padded batch through nn.Embedding(848, 4), summed and backpropagated: the rows of the
+    ids in the batch get a gradient (one unit per occurrence), every other row exactly zero."""
+    import torch
+    from torch.nn.utils.rnn import pad_sequence
+
+    from tokvec.text import SENTENCE, word_tokenize
+
+    vocab = _word_vocab()
+    pad = vocab.token_to_id("<pad>")
+    rows = [vocab.encode(word_tokenize(s), add_bos_eos=True) for s in ("The cat sat.", SENTENCE)]
+    batch = pad_sequence([torch.tensor(r) for r in rows], batch_first=True, padding_value=pad)   # (2, 9)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        table = torch.nn.Embedding(len(vocab), 4)        # weight: (N_V, d) = (848, 4)
+    table(batch).sum().backward()
+    grad = table.weight.grad
+    hit = grad.abs().sum(dim=1).nonzero().flatten().tolist()
+    assert hit == sorted(set(batch.flatten().tolist()))
+    N_V, d = grad.shape
+    counts = Counter(batch.flatten().tolist())
+    assert all(grad[v].tolist() == [float(counts[v])] * d for v in hit)
+    # the column: every row with a gradient, and each run of rows without one as one short block
+    segments, prev = [], -1
+    for v in [*hit, N_V]:
+        if v - prev > 1:
+            segments.append((prev + 1, v - 1))
+        if v < N_V:
+            segments.append((v, v))
+        prev = v
+    width, height = 10.4, 4.95
+    fig, ax = _canvas(width, height)
+    # (a) the batch
+    _text(ax, 0.2, height - 0.3, f"(a) the padded batch, (B, T) = {tuple(batch.shape)}", ha="left",
+          weight="bold", size=10.5)
+    cw, rh = 0.42, 0.27
+    B, T = batch.shape
+    for b in range(B):
+        for t in range(T):
+            v = int(batch[b, t])
+            _box(ax, 0.3 + t * cw, height - 0.75 - (b + 1) * rh, cw, rh, v, fill=WHITE if v == pad else ID,
+                 hatch="\\\\\\" if v == pad else None, mono=True, size=8.5, lw=0.8)
+    ids = ", ".join(str(v) for v in hit)
+    lines = ((f"table = nn.Embedding({N_V}, {d})\ntable(batch).sum().backward():\n{B} x {T} = {B * T} lookups "
+              f"of {len(hit)} distinct ids", dict(color=MUTED)),
+             (f"rows with a gradient:\n[{ids}]", dict(mono=True)),
+             (f"Each entry of a row's gradient is how\noften its id occurs in the batch: 'The'\n"
+              f"({vocab.token_to_id('The')}) twice, 'the' ({vocab.token_to_id('the')}) once. The other "
+              f"{N_V - len(hit)}\nrows get exactly 0.", dict()),
+             ("A dashed block stands for a run of\nrows without a gradient, drawn small.", dict(color=MUTED)))
+    y = height - 1.55
+    for line, kw in lines:
+        _text(ax, 0.3, y, line, ha="left", va="top", size=9, **kw)
+        y -= 0.3 + 0.19 * line.count("\n") + 0.25
+    # (b) the table's rows, compressed
+    x0 = 4.6
+    _text(ax, x0 - 0.1, height - 0.3, f"(b) emb.weight.grad: {N_V} rows of d = {d}", ha="left",
+          weight="bold", size=10.5)
+    _text(ax, x0 + 0.3, height - 0.62, "id", size=8.5, color=MUTED)
+    _text(ax, x0 + 1.15, height - 0.62, "token", size=8.5, color=MUTED)
+    _text(ax, x0 + 1.7 + d * 0.42 / 2, height - 0.62, "gradient of the row", size=8.5, color=MUTED)
+    y = height - 0.78
+    rh, gh, gw = 0.235, 0.2, 0.42
+    for lo, hi in segments:
+        if lo == hi and lo in counts:               # a row of an id in the batch
+            y -= rh
+            _box(ax, x0, y, 0.6, rh, lo, fill=HERE, hatch="//", lw=1.8, mono=True, size=8.5, weight="bold")
+            _box(ax, x0 + 0.6, y, 1.1, rh, vocab.id_to_token(lo), fill=TOKEN, mono=True, size=8.5, lw=1.8)
+            for k in range(d):
+                _box(ax, x0 + 1.7 + k * gw, y, gw, rh, f"{grad[lo, k].item():.0f}", fill=HERE, hatch="//", lw=1.8,
+                     mono=True, size=8.5, weight="bold")
+            _text(ax, x0 + 1.8 + d * gw, y + rh / 2, f"\u00d7{counts[lo]} in the batch", ha="left", size=8.5)
+        elif lo == hi:                              # one row that is not in the batch
+            y -= rh
+            _box(ax, x0, y, 0.6, rh, lo, fill=WHITE, edge=FAINT, mono=True, size=8, color=MUTED, lw=0.8)
+            _box(ax, x0 + 0.6, y, 1.1, rh, vocab.id_to_token(lo), fill=WHITE, edge=FAINT, mono=True, size=8,
+                 color=MUTED, lw=0.8)
+            _box(ax, x0 + 1.7, y, d * gw, rh, "no gradient", fill=WHITE, edge=FAINT, size=8, color=MUTED, lw=0.8)
+        else:                                       # a run of rows, drawn as one short block
+            y -= gh
+            _box(ax, x0, y, 1.7 + d * gw, gh, "", fill=WHITE, edge=FAINT, lw=0.8, ls="--")
+            _text(ax, x0 + 0.85, y + gh / 2, f"{lo}\u2013{hi}", mono=True, size=8, color=MUTED)
+            _box(ax, x0 + 1.7, y, d * gw, gh, f"no gradient ({hi - lo + 1} rows)", fill=WHITE, edge=FAINT,
+                 size=8, color=MUTED, lw=0.8, ls="--")
     return fig
 
 
@@ -763,6 +921,105 @@ def id_vs_position() -> Figure:
     return fig
 
 
+def odd_columns(d: int = 5, l_max: int = 6) -> Figure:
+    """Chapter 7's odd dimension: columns 0::2 (sines) and 1::2 (cosines) of an (l_max, d) table with
+    d odd, a recipe that computes one cosine per sine, and the fix of tokvec.reference."""
+    import numpy as np
+
+    from tokvec.reference import frequencies, sinusoidal_positions
+
+    omega = frequencies(d)                                  # ceil(d / 2) frequencies
+    table = np.array(sinusoidal_positions(d, l_max)).T      # (l_max, d), as the chapter's np.zeros((6, 5))
+    n_sin, n_cos = table[:, 0::2].shape[1], table[:, 1::2].shape[1]
+    angles = np.outer(np.arange(l_max), omega)              # (l_max, ceil(d / 2))
+    try:
+        np.zeros((l_max, d))[:, 1::2] = np.cos(angles)      # the recipe: one cosine per sine
+        raise AssertionError("an odd d should not fit one cosine per sine")
+    except ValueError as error:
+        message = str(error)
+    fixed = np.zeros((l_max, d))
+    fixed[:, 0::2], fixed[:, 1::2] = np.sin(angles), np.cos(angles[:, : d // 2])
+    assert np.allclose(fixed, table, atol=1e-12) and len(omega) == n_sin == n_cos + 1
+    width, height = 10.6, 4.45
+    fig, ax = _canvas(width, height)
+    sin_style = dict(fill=POSITION, hatch="////")
+    cos_style = dict(fill=WHITE, hatch="\\\\\\")
+    lone = dict(fill=HERE, hatch="//", lw=2.2)
+
+    def style(c):
+        if c == d - 1:
+            return lone
+        return sin_style if c % 2 == 0 else cos_style
+
+    # (a) the table
+    _text(ax, 0.2, height - 0.3, f"(a) the table, (l_max, d) = ({l_max}, {d}): d is odd", ha="left",
+          weight="bold", size=10.5)
+    cw, rh, x0, top = 0.72, 0.25, 0.75, height - 1.3
+    for c in range(d):
+        kind = "sin" if c % 2 == 0 else "cos"
+        _box(ax, x0 + c * cw, top, cw, 0.42, "", lw=1.2 if c < d - 1 else 2.2, **{k: v for k, v in style(c).items()
+                                                                                   if k != "lw"})
+        _text(ax, x0 + c * cw + cw / 2, top + 0.21, f"{kind} \u03c9{c // 2}", size=9, mono=True, bg=WHITE,
+              weight="bold" if c == d - 1 else "normal")
+        _text(ax, x0 + c * cw + cw / 2, top + 0.47, c, size=8, color=MUTED, va="bottom", mono=True)
+        for t in range(l_max):
+            _box(ax, x0 + c * cw, top - (t + 1) * rh, cw, rh, f"{table[t, c]:.3f}", mono=True, size=7.5, lw=0.6,
+                 fill=WHITE, edge=INK if c < d - 1 else INK)
+    ax.add_patch(Rectangle((x0 + (d - 1) * cw, top - l_max * rh), cw, l_max * rh + 0.42, fill=False,
+                           edgecolor=INK, linewidth=2.2, zorder=6))
+    _text(ax, x0 - 0.08, top + 0.21, "column", ha="right", size=8, color=MUTED)
+    for t in range(l_max):
+        _text(ax, x0 - 0.08, top - (t + 0.5) * rh, f"t={t}", ha="right", size=7.5, color=MUTED, mono=True)
+    yb = top - l_max * rh - 0.3
+    sins = ", ".join(str(c) for c in range(0, d, 2))
+    coss = ", ".join(str(c) for c in range(1, d, 2))
+    _text(ax, x0, yb, f"table[:, 0::2] \u2192 columns {sins}: {n_sin} sines", ha="left", size=9, mono=True)
+    _text(ax, x0, yb - 0.27, f"table[:, 1::2] \u2192 columns {coss}: {n_cos} cosines", ha="left", size=9,
+          mono=True)
+    _text(ax, x0, yb - 0.6, f"column {d - 1}: the sine of pair {d // 2}, with no cosine partner", ha="left",
+          size=9, weight="bold")
+    _text(ax, x0, yb - 0.95, "values: tokvec.reference.sinusoidal_positions, transposed", ha="left", size=8,
+          color=MUTED)
+    # (b) the recipe and the fix, drawn as column blocks going into their slots
+    bx = 5.35
+    _text(ax, bx, height - 0.3, f"(b) {len(omega)} frequencies \u03c9 (ceil(d/2)), but only {n_cos} cosine slots",
+          ha="left", weight="bold", size=10.5)
+    sw, shh = 0.42, 0.42
+    shown = ", ".join(f"{w:.3g}" for w in omega)
+    _text(ax, bx, height - 0.62, f"\u03c9 = frequencies({d}) = [{shown}]: \u03c9_i = 10000^(-2i/d)", ha="left",
+          size=8.5, mono=True, color=MUTED)
+
+    def blocks(y, n, kind, base_style, note, *, lost=False, title=""):
+        _text(ax, bx, y + shh + 0.1, title, ha="left", size=9, mono=True, va="bottom")
+        for k in range(n):
+            extra = lost and k == n - 1
+            st = dict(fill=HERE, hatch="xx", lw=2.2) if extra else base_style
+            _box(ax, bx + k * (sw + 0.06), y, sw, shh, f"{kind}\n\u03c9{k}", mono=True, size=7.5, **st)
+        slots = n_sin if kind == "sin" else n_cos
+        sx = bx + 2.4
+        _arrow(ax, (bx + n * (sw + 0.06) + 0.02, y + shh / 2), (sx - 0.1, y + shh / 2), lw=1.2, scale=9)
+        for k in range(slots):
+            _box(ax, sx + k * (sw + 0.06), y, sw, shh, 2 * k + (kind == "cos"), mono=True, size=8.5,
+                 **style(2 * k + (kind == "cos")))
+        if n > slots:                                       # where the extra column would have to go
+            _box(ax, sx + slots * (sw + 0.06), y, sw, shh, "?", fill=WHITE, edge=FAINT, ls="--", size=9,
+                 color=MUTED)
+        _text(ax, sx + max(n, slots) * (sw + 0.06) + 0.08, y + shh / 2, note, ha="left", size=8.5,
+              weight="bold" if lost else "normal")
+
+    y = height - 1.55
+    blocks(y, n_sin, "sin", sin_style, "fits", title="table[:, 0::2] = sin(t * \u03c9)")
+    y -= 1.0
+    blocks(y, len(omega), "cos", cos_style, "\u2717 no slot", lost=True,
+           title="table[:, 1::2] = cos(t * \u03c9)   one cosine per sine")
+    _text(ax, bx, y - 0.1, f"ValueError: {message}", ha="left", va="top", size=7.5, mono=True, color=INK)
+    y -= 1.25
+    blocks(y, n_cos, "cos", cos_style, "fits", title="table[:, 1::2] = cos(t * \u03c9[:d // 2])")
+    _text(ax, bx, y - 0.1, "the fix of tokvec.reference: drop the last cosine (or pad\na zero column); training "
+          "and inference must share the choice", ha="left", va="top", size=8.5, color=MUTED)
+    return fig
+
+
 # --- chapter 8: shapes ------------------------------------------------------------------------
 
 def shapes() -> Figure:
@@ -982,6 +1239,99 @@ def batches(T: int = 8, B: int = 4) -> Figure:
     return fig
 
 
+def boundary(T: int = 32, show: tuple[int, int] = (11, 21)) -> Figure:
+    """The pipeline chapter's window across a document boundary: its dataset (GPT-2's tokenizer, T = 32,
+    stride 32), the window with an <|endoftext|> nearest the middle, its inputs and targets around the
+    separator, and the positions that keep counting after it; positions ``show`` are drawn in full."""
+    from tokvec import bytebpe
+    from tokvec.windows import WindowDataset, join_documents
+
+    gpt2 = bytebpe.published("gpt2")
+    eot_id = gpt2.special_tokens["<|endoftext|>"]
+    documents = _corpus().splitlines()
+    stream = join_documents([gpt2.encode_ordinary(doc) for doc in documents], eot_id)
+    dataset = WindowDataset(stream, context_length=T, stride=T)
+    crossing, seeing = [], 0                          # as the chapter finds them
+    for k in range(len(dataset)):
+        at = (dataset[k][0] == eot_id).nonzero().flatten().tolist()
+        if at:
+            crossing.append((k, at[0]))
+            seeing += T - at[0]
+    k, j = min(crossing, key=lambda c: abs(c[1] - T // 2))
+    x, y = (v.tolist() for v in dataset[k])
+    assert x[j] == eot_id and y[j - 1] == eot_id and eot_id not in x[:j]
+    doc = stream[:dataset.starts[k]].count(eot_id)    # the document the window starts in
+
+    def piece(v):
+        return "<|endoftext|>" if v == eot_id else gpt2.decode([v]).replace(" ", "\u2423")
+
+    width, height = 10.8, 5.35
+    fig, ax = _canvas(width, height)
+    _text(ax, 0.2, height - 0.3, f"window {k} of the chapter's {len(dataset)} (T = {T}, stride {T}): "
+          f"<|endoftext|> at position {j}", ha="left", weight="bold", size=10.5)
+    # (a) the whole window, one cell a position
+    x0, cw, ow = 1.25, 0.255, 0.225
+    ya = height - 1.05
+    before, after, sep = dict(fill=TOKEN), dict(fill=VECTOR, hatch="...."), dict(fill=HERE, hatch="//", lw=2.0)
+    for t in range(T):
+        _box(ax, x0 + t * cw, ya, ow, 0.3, **(sep if t == j else (before if t < j else after)))
+        if t % 4 == 0 or t in (j, j + 1, T - 1):
+            _text(ax, x0 + t * cw + ow / 2, ya + 0.34, t, size=7, color=MUTED, va="bottom", mono=True)
+    _text(ax, x0 - 0.1, ya + 0.15, "inputs", ha="right", size=9)
+    _text(ax, x0 - 0.1, ya + 0.45, "position", ha="right", size=7.5, color=MUTED)
+    yb = ya - 0.1
+    ax.plot([x0, x0 + j * cw - 0.03], [yb, yb], color=INK, lw=1.0)
+    ax.plot([x0 + (j + 1) * cw, x0 + T * cw - 0.03], [yb, yb], color=INK, lw=1.0)
+    _text(ax, x0 + j * cw / 2, yb - 0.05, f"document {doc}: its last {j} tokens", size=8.5, va="top")
+    _text(ax, x0 + (j + 1 + T) * cw / 2, yb - 0.05, f"document {doc + 1}: its first {T - j - 1} tokens, "
+          f"positions {j + 1} to {T - 1}", size=8.5, va="top")
+    _text(ax, x0 + T * cw + 0.12, ya + 0.15, f"{T - j} of {T}\npredictions see\nan earlier document", ha="left",
+          size=8.5)
+    # (b) around the separator, input against target
+    lo, hi = show
+    n = hi - lo + 1
+    bw = (width - 1.45 - 0.2) / n
+    heading = ya - 0.75
+    _text(ax, 0.2, heading, f"positions {lo} to {hi}: at position t the model has read inputs 0..t and must "
+          "predict the target at t", ha="left", size=9.5, weight="bold")
+    yi = heading - 1.5
+    yt = yi - 0.62
+    col = {t: 1.45 + (t - lo) * bw + bw / 2 - 0.02 for t in range(lo, hi + 1)}
+    for t in range(lo, hi + 1):
+        cx = col[t] - bw / 2 + 0.02
+        _text(ax, col[t], yi + 0.5, f"t={t}", size=8, mono=True, color=MUTED, va="bottom", bg=WHITE)
+        sep_in, sep_out = x[t] == eot_id, y[t] == eot_id
+        _box(ax, cx, yi, bw - 0.04, 0.42, "", **(sep if sep_in else (before if t < j else after)))
+        _text(ax, col[t], yi + 0.27, piece(x[t]), size=7 if sep_in else 8, mono=True, bg=WHITE)
+        _text(ax, col[t], yi + 0.09, x[t], size=6.5, mono=True, color=MUTED, bg=WHITE)
+        _arrow(ax, (col[t], yi - 0.02), (col[t], yt + 0.44), lw=0.8, scale=7)
+        _box(ax, cx, yt, bw - 0.04, 0.42, "", fill=WHITE, hatch="////", lw=2.0 if (sep_out or sep_in) else 0.9)
+        _text(ax, col[t], yt + 0.27, piece(y[t]), size=7 if sep_out else 8, mono=True, bg=WHITE)
+        _text(ax, col[t], yt + 0.09, y[t], size=6.5, mono=True, color=MUTED, bg=WHITE)
+    _text(ax, 1.35, yi + 0.21, "input", ha="right", size=9)
+    _text(ax, 1.35, yt + 0.21, "target", ha="right", size=9)
+    # attention after the separator can still read the previous document: a causal mask only
+    src = j + 3
+    for dst, peak in ((j - 2, 0.3), (j - 4, 0.48)):
+        dist = col[src] - col[dst]
+        _arrow(ax, (col[src], yi + 0.44), (col[dst], yi + 0.44), lw=1.0, rad=2 * peak / dist, ls="--", scale=8)
+    _text(ax, (col[src] + col[j - 4]) / 2, yi + 1.1, f"attention at t = {src} can still read document {doc}: "
+          "a causal mask alone does not stop it", size=8.5, va="bottom", style="italic")
+    # what is special about the three columns at the boundary
+    below = yt - 0.1
+    _text(ax, col[j - 1] + bw / 2 - 0.02, below, "target <|endoftext|>:\nlearns to end a document", ha="right",
+          va="top", size=8, weight="bold")
+    _text(ax, col[j + 1] - bw / 2 + 0.02, below, f"'{piece(x[j + 1])}' sits at position {j + 1}, not 0:\n"
+          "the positions keep counting", ha="left", va="top", size=8, weight="bold")
+    ax.plot([col[j], col[j]], [below, below - 0.42], color=INK, lw=0.8)
+    _text(ax, col[j], below - 0.45, f"at the separator: guesses the first token of document {doc + 1}, "
+          "from text unrelated to it", va="top", size=8, weight="bold")
+    _text(ax, 0.2, 0.22, f"Over all {len(dataset)} windows: {len(crossing)} hold an <|endoftext|>, and "
+          f"{seeing:,} of {len(dataset) * T:,} predictions ({seeing / (len(dataset) * T):.1%}) see an earlier "
+          "document.", ha="left", size=8.5, color=MUTED)
+    return fig
+
+
 # --- the registry, saving, the command line --------------------------------------------------
 
 #: Every figure by its file name (without extension): what ``make figures`` writes.
@@ -989,17 +1339,21 @@ FIGURES: dict[str, Callable[[], Figure]] = {
     "pipeline": pipeline,
     **{f"pipeline-ch{n:02d}": (lambda n=n: pipeline_here(n)) for n in CHAPTER_STAGES},
     "bpe-merge": bpe_merge,
+    "merge-chain": merge_chain,
     "utf8-bytes": utf8_bytes,
     "vocabulary": vocabulary,
+    "gradient-rows": gradient_rows,
     "lookup": lookup,
     "layouts": layouts,
     "positions": positions,
     "rotation": rotation,
     "id-vs-position": id_vs_position,
+    "odd-columns": odd_columns,
     "shapes": shapes,
     "layer": layer,
     "windows": windows,
     "batches": batches,
+    "boundary": boundary,
 }
 
 
