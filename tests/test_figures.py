@@ -109,6 +109,10 @@ def test_every_image_exists_and_has_alt_text_that_says_what_it_shows(path):
     found = {m.group("src"): m.group("alt") for m in MD_IMAGE.finditer(text)}
     assert set(found) == images(text), (
         f"{path.name}: draw figures as Markdown images with alt text, ![what it shows](figures/x.svg)")
+    named = {m.group(0) for m in re.finditer(r"(?:chapters/)?figures/[\w.-]+\.svg", text)}
+    assert named <= set(found), (
+        f"{path.name}: {sorted(named - set(found))} is not read as an image: no [ or ] in its alt text "
+        "(the reading-time tool and Markdown stop the alt text at the first ])")
     for src, alt in found.items():
         assert (path.parent / src).is_file(), f"{path.name}: {src} does not exist (run `make figures`?)"
         assert alt.strip(), f"{path.name}: {src} has no alt text"
@@ -144,4 +148,5 @@ def test_every_core_chapter_opens_with_where_it_is_in_the_pipeline(file):
 
 
 def test_the_intro_shows_the_whole_pipeline():
-    assert "](chapters/figures/pipeline.svg)" in PAGES[ROOT / "intro.md"]
+    assert "chapters/figures/pipeline.svg" in images(PAGES[ROOT / "intro.md"]), (
+        "the intro draws the whole pipeline as a Markdown image the reading-time rules count")
