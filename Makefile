@@ -18,8 +18,11 @@
 #               Markdown, solutions replaced by TODO cells, visible tests; committed, checked by the tests)
 #   make figures  redraw the chapters' diagrams into chapters/figures/ (tokvec.course.figures: an SVG
 #               for the site and a PNG for the student notebooks each; committed, checked by the tests)
-#   make grade SUBMISSIONS=folder [GRADES=grades.csv]  autograde a class's notebooks offline (nbgrader):
-#               folder/<student>/<chapter>.ipynb -> a CSV of points per student per exercise
+#   make grade SUBMISSIONS=folder [GRADES=grades.csv] [ONLY=05_positional_embedding] [JOBS=2]
+#               [TIMEOUT=seconds] [COURSE=folder]  autograde a class's notebooks offline (nbgrader):
+#               folder/<student>/<chapter>.ipynb -> a CSV of points per student per exercise (no
+#               maximum row: ready for an LMS; the maxima in grades.max.csv), one progress line per
+#               notebook. Collect an LMS export first: python -m tokvec.course.collect --help
 
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
@@ -100,10 +103,19 @@ student: $(if $(INSTALLED),,$(STAMP))
 figures: $(if $(INSTALLED),,$(STAMP))
 	$(BIN)/python -m tokvec.course.figures chapters/figures
 
+# make grade: ONLY (chapters or exercise labels, comma-separated) grades only those chapters;
+# JOBS notebooks at once (default: one per core); TIMEOUT seconds per cell; COURSE keeps nbgrader's
+# gradebook (with its nbgrader_config.py, for Formgrader) in that folder. The instructor guide
+# has the rest (python -m tokvec.course.grading grade --help).
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
+ONLY ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+TIMEOUT ?=
+COURSE ?=
 grade: $(if $(INSTALLED),,$(STAMP))
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tokvec.course.grading grade $(SUBMISSIONS) --out $(GRADES)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python -m tokvec.course.grading grade $(SUBMISSIONS) --out $(GRADES) \
+	    -j $(JOBS) $(if $(TIMEOUT),--timeout $(TIMEOUT)) $(if $(ONLY),--only $(ONLY)) $(if $(COURSE),--course $(COURSE))
 
 serve: book
 	@echo "Serving _build/html on http://localhost:$(PORT) (Ctrl-C to stop)"

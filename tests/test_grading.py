@@ -6,8 +6,9 @@ as handed out must score zero, run top to bottom without an error outside the te
 print "not done yet" in every TODO cell. The small tests use a two-exercise chapter of their own.
 """
 
+import ast
+import contextlib
 import copy
-import csv
 import json
 import linecache
 import re
@@ -19,9 +20,9 @@ from conftest import chapter_docs
 
 from tokvec.course.checks import Checks
 from tokvec.course.grading import (
-    _VERDICT,
     CODE_STUB,
     TEXT_STUB,
+    TOKEN,
     WRITTEN_POINTS,
     grade,
     graded_cells,
@@ -196,7 +197,11 @@ def test_source_notebook_has_solution_and_locked_test_cells(tmp_path):
     test_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-add-tests")
     assert test_cell.metadata.nbgrader.locked
     assert "### BEGIN HIDDEN TESTS\ncheck.hidden()\nwith check(\"adds negatives\")" in test_cell.source
-    assert test_cell.source.endswith("check.require()\n" + _VERDICT + "\n### END HIDDEN TESTS")
+    # the private Checks is loaded before the first test, the token printed after the last
+    hidden = re.findall(r"### BEGIN HIDDEN TESTS\n(.*?)### END HIDDEN TESTS", test_cell.source, re.S)
+    assert len(hidden) == 2 and "spec_from_file_location" in hidden[0] and TOKEN in hidden[1]
+    assert test_cell.source.index(hidden[0]) < test_cell.source.index("check = Checks(")
+    assert test_cell.source.endswith("### END HIDDEN TESTS")
     # the words of the second solution: a manually graded Markdown answer, the words as its solution
     words = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-scale-words")
     assert words.cell_type == "markdown" and words.metadata.nbgrader.solution and TODO_TAG in words.metadata.tags
@@ -241,17 +246,35 @@ def _answer(nb, grade_id, source):
     return nb
 
 
-def test_grade_writes_points_per_student_per_exercise(tmp_path):
+def _graded(tmp_path, subs, **options):
+    """grade() on the tiny chapter: ({student: row}, the progress lines)."""
+    chapters, tests = tmp_path / "chapters", tmp_path / "grading"
+    lines = []
+    rows = grade(subs, tmp_path / "grades.csv", chapters, tests, tmp_path / "course", progress=lines.append,
+                 **options)
+    return {r["student"]: r for r in rows}, lines
+
+
+def _tiny(tmp_path):
+    """The tiny chapter released: (handout, source)."""
     chapters, tests = _chapter(tmp_path)
-    release(chapters, tests, tmp_path / "course", tmp_path / "handout")
+    release(chapters, tests, tmp_path / "release", tmp_path / "handout")
     handout = nbformat.read(tmp_path / "handout" / "01_tiny.ipynb", as_version=4)
-    leaked = re.search(r"BEGIN|END|return a \+ b|adds negatives|three times", json.dumps(handout))
+    source = nbformat.read(tmp_path / "release" / "source" / "01_tiny" / "01_tiny.ipynb", as_version=4)
+    return handout, source
+
+
+def test_grade_writes_points_per_student_per_exercise(tmp_path):
+    from tokvec.course.collect import read_grades
+
+    handout, source = _tiny(tmp_path)
+    leaked = re.search(r"BEGIN|END|return a \+ b|adds negatives|three times|spec_from_file|" + TOKEN,
+                       json.dumps(handout))
     assert not leaked, "a solution or a hidden test is in the handout"
     assert sum(CODE_STUB in c.source for c in handout.cells) == 2
     assert sum(c.source.endswith(TEXT_STUB) for c in handout.cells) == 1
-    source = nbformat.read(tmp_path / "course" / "source" / "01_tiny" / "01_tiny.ipynb", as_version=4)
     subs = tmp_path / "submissions"
-    # right, though the answer writes to stderr and warns (nbgrader would score stderr output 0)
+    # right, though the answer writes to stderr and warns
     _submit(subs, "ada", _answer(solved(handout, source), "tiny-ex-add",
                                  "import sys, warnings\n\ndef add(a, b):\n    print('adding', file=sys.stderr)\n"
                                  "    warnings.warn('careful')\n    return a + b"))
@@ -259,33 +282,35 @@ def test_grade_writes_points_per_student_per_exercise(tmp_path):
     # right on the visible test, wrong on the hidden one
     _submit(subs, "cy", _answer(solved(handout, source), "tiny-ex-add",
                                 "def add(a, b):\n    return 5 if (a, b) == (2, 3) else 0"))
-    (subs / "dee").mkdir()                         # submitted nothing: no row
+    (subs / "dee").mkdir()                         # submitted nothing: a row with a note
     # renamed by Colab's "Save a copy in Drive": still graded
     _submit(subs, "eve", solved(handout, source), stem="Copy of 01_tiny")
     # switches the tests off instead of answering: scores nothing, and is flagged
     _submit(subs, "fay", _answer(copy.deepcopy(handout), "tiny-ex-add",
                                  "from tokvec.course.checks import Checks\nChecks.require = lambda self: None"))
-    # a TODO cell pasted twice: nbgrader refuses the notebook; the others are still graded
-    broken = solved(handout, source)
-    pasted = copy.deepcopy(broken.cells[3])
-    pasted.id = "pasted"
-    broken.cells.insert(4, pasted)
-    _submit(subs, "gus", broken)
+    # an answer cell pasted twice: graded, and noted
+    pasted = solved(handout, source)
+    twice = copy.deepcopy(pasted.cells[3])
+    twice.id = "pasted"
+    pasted.cells.insert(4, twice)
+    _submit(subs, "gus", pasted)
     _submit(subs, "gus", handout, stem="scratch")  # not a chapter: left out with a note
     out = tmp_path / "grades.csv"
-    assert main(["grade", str(subs), "--out", str(out), "--chapters", str(chapters), "--tests", str(tests)]) == 0
-    rows = {r["student"]: r for r in csv.DictReader(out.open(encoding="utf-8"))}
+    assert main(["grade", str(subs), "--out", str(out), "--chapters", str(tmp_path / "chapters"),
+                 "--tests", str(tmp_path / "grading"), "-j", "2"]) == 0
+    assert "(max points)" not in out.read_text(encoding="utf-8"), "the CSV must be ready for an LMS import"
+    rows = {r["student"]: r for r in read_grades(out)}
     assert list(rows["(max points)"]) == ["student", "tiny-ex-add", "tiny-ex-scale", "tiny-ex-scale (written)",
                                           "total", "notes"]
     table = {k: [r["tiny-ex-add"], r["tiny-ex-scale"], r["tiny-ex-scale (written)"], r["total"]]
              for k, r in rows.items()}
     assert table == {"(max points)": ["2", "1", "2", "5"], "ada": ["2", "1", "", "3"], "bob": ["0", "0", "0", "0"],
-                     "cy": ["0", "1", "", "1"], "eve": ["2", "1", "", "3"], "fay": ["0", "0", "0", "0"],
-                     "gus": ["", "", "", "0"]}
-    assert [k for k, r in rows.items() if r["notes"]] == ["fay", "gus"]
-    assert "tiny-ex-add touch the tests' code; check by hand" in rows["fay"]["notes"]
-    assert "01_tiny: nbgrader could not grade it" in rows["gus"]["notes"]
-    assert "scratch.ipynb: not a chapter of the handout" in rows["gus"]["notes"]
+                     "cy": ["0", "1", "", "1"], "dee": ["", "", "", ""], "eve": ["2", "1", "", "3"],
+                     "fay": ["0", "0", "0", "0"], "gus": ["2", "1", "", "3"]}
+    assert [k for k, r in rows.items() if r["notes"]] == ["dee", "fay", "gus"]
+    assert "no notebook" in rows["dee"]["notes"]
+    assert "tiny-ex-add" in rows["fay"]["notes"] and "by hand" in rows["fay"]["notes"]
+    assert "tiny-ex-add" in rows["gus"]["notes"] and "scratch.ipynb" in rows["gus"]["notes"]
 
 
 def test_grade_names_the_fix_for_a_wrong_folder(tmp_path):
@@ -293,8 +318,108 @@ def test_grade_names_the_fix_for_a_wrong_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="<student>/<chapter>.ipynb"):
         grade(tmp_path / "nowhere", tmp_path / "g.csv", chapters, tests)
     _submit(tmp_path / "subs", "ada", nbformat.v4.new_notebook(), stem="tiny")
-    with pytest.raises(FileNotFoundError, match="name each notebook as the handout does: 01_tiny.ipynb"):
+    with pytest.raises(FileNotFoundError, match="01_tiny.ipynb"):
         grade(tmp_path / "subs", tmp_path / "g.csv", chapters, tests)
+    _submit(tmp_path / "subs", "bo", nbformat.v4.new_notebook(), stem="01_tiny")
+    with pytest.raises(ValueError, match="'nothing' names no chapter and no exercise.*01_tiny"):
+        grade(tmp_path / "subs", tmp_path / "g.csv", chapters, tests, only=["nothing"])
+
+
+def test_every_tampering_scores_nothing_and_is_noted(tmp_path):
+    """Each way the integrity module knows to switch the tests off, in the answer cell of a blank
+    handout: no point on any exercise, and a note. The verdict is the token the grader's cell
+    prints, which the student's code never sees."""
+    from tokvec.course.integrity import TAMPERINGS
+
+    handout, _ = _tiny(tmp_path)
+    for name, attack in TAMPERINGS.items():
+        _submit(tmp_path / "subs", re.sub(r"\W+", "-", name), _answer(copy.deepcopy(handout), "tiny-ex-add", attack))
+    rows, _ = _graded(tmp_path, tmp_path / "subs", jobs=2, timeout=60)
+    assert len(rows) == len(TAMPERINGS) + 1
+    for student, row in rows.items():
+        if student != "(max points)":
+            assert (row["tiny-ex-add"], row["tiny-ex-scale"]) == ("0", "0"), (student, row)
+            assert "by hand" in row["notes"], (student, row["notes"])
+
+
+def test_a_changed_test_cell_is_noted_and_the_handouts_runs(tmp_path):
+    """A test cell deleted, edited, moved before its answer, or stripped of its metadata: each
+    named in a note; the deleted one scores 0, the edited one runs as handed out."""
+    handout, source = _tiny(tmp_path)
+    right = solved(handout, source)
+    tests_at = next(i for i, c in enumerate(right.cells)
+                    if c.metadata.get("nbgrader", {}).get("grade_id") == "tiny-ex-add-tests")
+    deleted = copy.deepcopy(right)
+    del deleted.cells[tests_at]
+    edited = copy.deepcopy(right)
+    edited.cells[tests_at].source = "print('all good')"
+    wrong_and_edited = _answer(copy.deepcopy(edited), "tiny-ex-add", "def add(a, b):\n    return 0")
+    moved = copy.deepcopy(right)
+    moved.cells.insert(tests_at - 1, moved.cells.pop(tests_at))
+    stripped = copy.deepcopy(right)
+    del stripped.cells[tests_at].metadata["nbgrader"]
+    for student, nb in (("deleted", deleted), ("edited", edited), ("wrong-edited", wrong_and_edited),
+                        ("moved", moved), ("stripped", stripped)):
+        _submit(tmp_path / "subs", student, nb)
+    rows, _ = _graded(tmp_path, tmp_path / "subs", jobs=2)
+    assert {s: r["tiny-ex-add"] for s, r in rows.items()} == {
+        "(max points)": "2", "deleted": "0", "edited": "2", "wrong-edited": "0", "moved": "0", "stripped": "0"}
+    for student in ("deleted", "edited", "wrong-edited", "moved", "stripped"):
+        assert "tiny-ex-add" in rows[student]["notes"] and rows[student]["tiny-ex-scale"] == "1", rows[student]
+    assert "delet" in rows["deleted"]["notes"] and "edit" in rows["edited"]["notes"]
+
+
+def test_a_loop_a_dead_kernel_and_a_limit_are_noted_or_refused(tmp_path):
+    """A loop stopped by the per-cell timeout and a kernel that dies (os._exit): each noted with
+    the cell; what ran before it keeps its points, and after a timeout the cells after it still
+    run. A file past the size limit is refused. Each notebook runs in a folder that holds only
+    itself."""
+    handout, source = _tiny(tmp_path)
+    right = solved(handout, source)
+    cases = {"loop": ("tiny-ex-scale", "while True:\n    pass"),
+             "exits": ("tiny-ex-scale", "import os\nos._exit(3)"),
+             "writes": ("tiny-ex-scale", "with open('big.bin', 'wb') as f:\n    f.write(bytes(3 * 2**20))"),
+             "looks": ("tiny-ex-add", "import os\nprint('FILES', sorted(os.listdir('.')))\n\n"
+                                      "def add(a, b):\n    return a + b")}
+    for student, (label, answer) in cases.items():
+        _submit(tmp_path / "subs", student, _answer(copy.deepcopy(right), label, answer))
+    from tokvec.course.grading import Limits
+
+    rows, lines = _graded(tmp_path, tmp_path / "subs", jobs=2, timeout=10,
+                          limits=Limits(cpu=600, memory=8 * 2**30, file_size=2**20))
+    assert "stopped after 10 s" in rows["loop"]["notes"] and "tiny-ex-scale" in rows["loop"]["notes"]
+    assert rows["loop"]["tiny-ex-add"] == "2" and rows["loop"]["tiny-ex-scale"] == "0"
+    assert "kernel died" in rows["exits"]["notes"] and "tiny-ex-scale" in rows["exits"]["notes"], rows["exits"]
+    for student in ("exits", "writes"):
+        assert rows[student]["tiny-ex-add"] == "2" and rows[student]["tiny-ex-scale"] == "0", rows[student]
+    # past the file-size limit, the write fails (Python ignores SIGXFSZ) and the answer with it
+    graded = nbformat.read(tmp_path / "course" / "autograded" / "writes" / "01_tiny" / "01_tiny.ipynb", as_version=4)
+    assert "File too large" in json.dumps(graded)
+    assert (rows["looks"]["tiny-ex-add"], rows["looks"]["notes"]) == ("2", "")
+    graded = nbformat.read(tmp_path / "course" / "autograded" / "looks" / "01_tiny" / "01_tiny.ipynb", as_version=4)
+    assert "FILES ['01_tiny.ipynb']" in json.dumps(graded)
+    # one progress line per notebook: the count, the student, the chapter, the time
+    done = [line for line in lines if line.startswith("[")]
+    assert len(done) == 4 and all(re.match(r"\[\d/4\] \w+ 01_tiny: \d of 2 exercises pass.*\d+ s", x) for x in done)
+
+
+def test_only_grades_the_chapters_named_and_the_gradebook_matches(tmp_path):
+    """``--only`` by an exercise's label picks its chapter; with a course folder the gradebook
+    holds the same scores as the CSV, and nbgrader_config.py is written for Formgrader."""
+    from nbgrader.api import Gradebook
+
+    handout, source = _tiny(tmp_path)
+    _submit(tmp_path / "subs", "ada", solved(handout, source))
+    _submit(tmp_path / "subs", "ada", handout, stem="02_other")
+    _submit(tmp_path / "subs", "bo", _answer(solved(handout, source), "tiny-ex-add", "def add(a, b):\n    return 0"))
+    rows, lines = _graded(tmp_path, tmp_path / "subs", only=["tiny-ex-scale"], gradebook=True)
+    assert {s: r["total"] for s, r in rows.items()} == {"(max points)": "5", "ada": "3", "bo": "1"}
+    assert any("left out" in line for line in lines) or "02_other" in rows["ada"]["notes"]
+    config = (tmp_path / "course" / "nbgrader_config.py").read_text(encoding="utf-8")
+    assert "c.CourseDirectory.root" in config
+    with Gradebook(f"sqlite:///{tmp_path / 'course' / 'gradebook.db'}") as gb:
+        scores = {s: gb.find_grade("tiny-ex-add-tests", "01_tiny", "01_tiny", s).auto_score for s in ("ada", "bo")}
+    assert scores == {"ada": 2, "bo": 0}
 
 
 # --- the committed handout and every chapter --------------------------------------------------
@@ -320,7 +445,7 @@ def test_solutions_score_every_point_and_the_blank_handout_zero(tmp_path):
     for path in CHAPTERS:
         # the handout as handed out runs top to bottom: errors only where the grader's hidden
         # tests require a right answer, and every TODO cell says it is not done yet
-        nb = nbformat.read(tmp_path / "blank" / "autograded" / "blank" / path.stem / path.name, as_version=4)
+        nb = nbformat.read(tmp_path / "autograded" / "blank" / path.stem / path.name, as_version=4)
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
@@ -454,7 +579,7 @@ def test_runs_inside_sees_a_function_under_any_name():
 def test_a_notebook_under_its_previous_name_grades_as_the_renamed_chapter(tmp_path):
     """A class in the middle of a term hands in the old handout's file names: each old name (and
     its "Copy of" form) counts as the renamed chapter; every new name is a notebook of the book."""
-    from tokvec.course.grading import _submissions
+    from tokvec.course.collect import find_submissions
     from tokvec.course.renamed import RENAMED, current_name
 
     stems = [p.stem for p in NOTEBOOKS]
@@ -463,7 +588,58 @@ def test_a_notebook_under_its_previous_name_grades_as_the_renamed_chapter(tmp_pa
     for student, name in (("ada", old), ("bo", f"Copy of {old}"), ("cy", new)):
         (tmp_path / student).mkdir()
         (tmp_path / student / f"{name}.ipynb").write_text("{}")
-    books, notes = _submissions(tmp_path, stems)
+    books, notes = find_submissions(tmp_path, stems)
     assert {s: list(b) for s, b in books.items()} == {"ada": [new], "bo": [new], "cy": [new]}
     assert notes == {}
     assert current_name("05_positional_embedding") == "05_positional_embedding"
+
+
+# --- the contract of each exercise: in its statement, and in its test cell ------------------
+
+def _statement(cells: list, label: str) -> str:
+    """The Markdown of an exercise's statement in a chapter: from its ``:label:`` line to the
+    end of the exercise (``{exercise-end}``, or the closing fence of an ``{exercise}``)."""
+    start = next(i for i, c in enumerate(cells) if re.search(rf":label:\s*{re.escape(label)}\s*$", c.source, re.M))
+    if "{exercise-start}" not in cells[start].source:
+        return cells[start].source.split(f":label: {label}")[1].split("\n```")[0]
+    end = next(i for i in range(start, len(cells)) if "{exercise-end}" in cells[i].source)
+    return "\n".join(c.source.split("{exercise-end}")[0] for c in cells[start:end + 1] if c.cell_type == "markdown")
+
+
+@pytest.mark.parametrize("path", [p for p in CHAPTERS if (ROOT / "grading" / f"{p.stem}.py").exists()],
+                         ids=lambda p: p.stem)
+def test_every_test_cell_imports_what_it_uses_and_the_statement_names_the_answer(path):
+    """A student may replace a TODO cell, its imports included: the test cell still finds what it
+    uses (its own imports, the answer's names, the chapter's cells above it; no TODO cell), and the
+    statement, not the TODO cell, names every name the answer defines and every key the tests read."""
+    import builtins
+
+    from tokvec.course.grading import free_names
+
+    source = source_notebooks(ROOT / "chapters", ROOT / "grading", [path.stem])[path.stem]
+    spec = read_tests(ROOT / "grading" / f"{path.stem}.py")
+    chapter = nbformat.read(path, as_version=4).cells
+    above = set(dir(builtins))
+    for cell in source.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code":
+            continue
+        if not meta:                                        # a chapter cell
+            lines = [x for x in cell.source.split("\n") if not x.lstrip().startswith(("%", "!"))]
+            with contextlib.suppress(SyntaxError):
+                above |= free_names("\n".join(lines))[0]
+        elif meta["grade_id"].endswith("-tests"):
+            label = meta["grade_id"].removesuffix("-tests")
+            bound, used = free_names(cell.source)
+            missing = sorted(set(used) - bound - above - set(spec[label].defines))
+            assert not missing, f"{path.stem}, {label}: the test cell reads {missing}, which only a TODO cell defines"
+            statement = _statement(chapter, label)
+            for name in spec[label].defines:
+                assert re.search(rf"`[^`]*\b{re.escape(name)}\b[^`]*`", statement), \
+                    f"{path.stem}, {label}: the statement does not name `{name}`, which the tests read"
+            keys = {(n.value.id, n.slice.value) for n in ast.walk(ast.parse(cell.source))
+                    if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
+                    and n.value.id in spec[label].defines and isinstance(n.slice, ast.Constant)
+                    and isinstance(n.slice.value, str)}
+            for name, key in sorted(keys):
+                assert key in statement, f"{path.stem}, {label}: the statement does not give the key {key!r} of {name}"
