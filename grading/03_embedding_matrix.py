@@ -77,16 +77,17 @@ with check("W_small's entries have mean 0 and std 1/sqrt(d_small)"):
     assert abs(statistics.fmean(_entries)) < 0.005, "mean 0"
 with check("mean_len is the mean length of W_small's columns"):
     _expected = statistics.fmean(math.hypot(*column(W_small, v)) for v in range(1000))
-    assert math.isclose(mean_len, _expected), f"{mean_len}, not the mean column length"
+    assert math.isclose(mean_len, _expected, rel_tol=1e-6), (
+        f"{mean_len}, not the mean column length")
 with check("pos_len is the length of a position vector of d_small numbers"):
     _angles = [0.1 + 0.7 * k for k in range(d_small // 2)]      # any angles
     _position = [f(a) for a in _angles for f in (math.sin, math.cos)]
-    assert math.isclose(pos_len, math.hypot(*_position)), (
+    assert math.isclose(pos_len, math.hypot(*_position), rel_tol=1e-6), (
         "pos_len: the length of d_small / 2 (sin, cos) pairs")
 # %% hidden
 with check("the ratios match the predictions, 1/sqrt(d/2) and sqrt(2)"):
     _no_factor = mean_len / pos_len
-    assert math.isclose(pos_len, math.sqrt(d_small / 2))
+    assert math.isclose(pos_len, math.sqrt(d_small / 2), rel_tol=1e-6)
     assert abs(_no_factor - 1 / math.sqrt(32)) < 0.02, f"{_no_factor:.3f}"
     assert abs(_no_factor * math.sqrt(64) - math.sqrt(2)) < 0.1, (
         f"{_no_factor * math.sqrt(64):.3f}")

@@ -51,7 +51,8 @@ with check("in train mode it is dropout with p_dropout: survivors times 1/(1-p)"
 # %% layer-ex-scale-order | points: 2 | defines: late, pos_len
 with check("late is embed_scaled_late on the sentence x"):
     assert late.shape == (T, d_model), f"shape {tuple(late.shape)}, not (T, d_model)"
-    torch.testing.assert_close(late, embed_scaled_late(layer, x))
+    # what the exercise's embed_scaled_late computes, written out: scaled after the sum
+    torch.testing.assert_close(late, (layer.token(x) + layer.pe[:T]) * layer.scale)
 with check("pos_len: the length of each position vector PE[t], one per position"):
     assert torch.is_tensor(pos_len), "pos_len: a tensor of lengths"
     assert pos_len.shape == (T,), "one length per position t of the sentence"
