@@ -194,10 +194,10 @@ with check("positional_encoding_fixed(6, 5) runs and has shape (6, 5)"):
 with check("it is the reference table for d_model = 5, transposed"):
     pe5 = positional_encoding_fixed(6, 5)
     W_ref = torch.tensor(sinusoidal_positions(5, 6)).T.float()   # (l_max, d_e)
-    torch.testing.assert_close(pe5.float(), W_ref, atol=1e-6, rtol=0)
+    torch.testing.assert_close(pe5.float(), W_ref, atol=1e-5, rtol=0)
 with check("for an even d_model it still matches the recipe"):
-    torch.testing.assert_close(positional_encoding_fixed(6, 4),
-                               positional_encoding(6, 4))
+    torch.testing.assert_close(positional_encoding_fixed(6, 4).float(),
+                               positional_encoding(6, 4).float(), atol=1e-5, rtol=0)
 # %% hidden
 with check("other sizes, odd and even, match the reference"):
     for n_test, d_test in ((10, 7), (3, 1), (8, 9), (5, 12), (1, 3)):

@@ -69,7 +69,9 @@ with check("gather_embed does the gather itself: it does not call embed_numpy"):
             _refs += [_cell.cell_contents for _cell in _g.__closure__ or ()]
             for _code in _code_objects(_g.__code__):
                 _loads = [(_i.opname, _i.argval) for _i in _dis.get_instructions(_code)]
-                _found |= _banned & {_name for _, _name in _loads}
+                _found |= _banned & {_name for _op, _name in _loads       # not a local of that name
+                                     if _op in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_ATTR",
+                                                "LOAD_METHOD")}
                 _refs += [_g.__globals__.get(_name) for _op, _name in _loads
                           if _op in ("LOAD_GLOBAL", "LOAD_NAME")]
             for _obj in _refs:

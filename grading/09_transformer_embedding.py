@@ -64,12 +64,12 @@ with check("late - out is (sqrt(d_model) - 1) * PE[t], row by row"):
     torch.testing.assert_close(late - out, (layer.scale - 1) * layer.pe[:T],
                                atol=1e-5, rtol=0)
 with check("pos_len is the Euclidean length of the rows PE[t]"):
-    torch.testing.assert_close(pos_len, layer.pe[:T].norm(dim=-1))
+    torch.testing.assert_close(pos_len.float(), layer.pe[:T].norm(dim=-1))
 with check("every position vector has length sqrt(d_model / 2) before scaling"):
-    torch.testing.assert_close(pos_len, torch.full((T,), math.sqrt(d_model / 2)))
+    torch.testing.assert_close(pos_len.float(), torch.full((T,), math.sqrt(d_model / 2)))
 with check("in late the positions have length sqrt(d_model) * pos_len"):
     token_part = layer.token(x) * layer.scale               # (T, d_model)
-    torch.testing.assert_close((late - token_part).norm(dim=-1), layer.scale * pos_len,
+    torch.testing.assert_close((late - token_part).norm(dim=-1), layer.scale * pos_len.float(),
                                atol=1e-4, rtol=1e-5)
 
 # %% layer-ex-offset | points: 2 | defines: embed_from

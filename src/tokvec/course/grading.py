@@ -664,9 +664,9 @@ def _table(course: Path, stems: list[str], work: dict, results: list[dict], note
 
 
 def verify(chapters: Path, tests: Path, stems: list[str] | None = None, course: Path | None = None) -> list[dict]:
-    """Grade two submissions of each chapter in ``stems`` (all by default): ``solutions`` (the
-    handout answered with the chapter's solutions) and ``blank`` (the handout as handed out).
-    Prints the table and every test that failed for ``solutions``; returns the rows. The first
+    """Grade two submissions of each chapter in ``stems`` (by default every chapter with a test
+    file in ``tests``): ``solutions`` (the handout answered with the chapter's solutions) and
+    ``blank`` (the handout as handed out). Prints the table and every test that failed for ``solutions``; returns the rows. The first
     must score every point, the second none (``tests/test_grading.py``).
 
     The notebooks are graded side by side, as many at once as there are cores (:func:`grade`);
@@ -678,9 +678,11 @@ def verify(chapters: Path, tests: Path, stems: list[str] | None = None, course: 
             for stem in stems:
                 if not (chapters / f"{stem}.ipynb").exists():
                     raise FileNotFoundError(f"no chapter {stem}.ipynb in {chapters}")
+        # the chapters with exercises (an appendix has none: nbval runs it)
+        stems = stems or [p.stem for p in sorted(chapters.glob("*.ipynb")) if (Path(tests) / f"{p.stem}.py").exists()]
         sources = source_notebooks(chapters, tests, stems)
         release(chapters, tests, tmp / "handout-course", tmp / "handout", stems)
-        for stem in stems or list(sources):
+        for stem in stems:
             handout = nbformat.read(tmp / "handout" / f"{stem}.ipynb", as_version=4)
             for who, nb in (("solutions", solved(handout, sources[stem])), ("blank", handout)):
                 (tmp / "in" / who).mkdir(parents=True, exist_ok=True)

@@ -354,11 +354,12 @@ def _tv_guard(config):
                     if value.__module__ == "__main__":
                         note(f"{modname}.{name} is a class from the notebook")
                     elif modname.startswith("tokvec") or (modname, name) == ("torch", "Tensor"):
-                        dataclass = "__dataclass_fields__" in vars(value)
+                        # dataclasses and namedtuples write their methods with exec ("<string>")
+                        generated = "__dataclass_fields__" in vars(value) or "_fields" in vars(value)
                         for attr, member in list(vars(value).items()):
                             code = code_of(member) if callable(member) or hasattr(member, "__func__") \
                                 else None
-                            if code is not None and not (dataclass and code.co_filename == "<string>"):
+                            if code is not None and not (generated and code.co_filename == "<string>"):
                                 check(f"{modname}.{name}.{attr}", member)
                     continue
                 if not callable(value) or not check(f"{modname}.{name}", value):
