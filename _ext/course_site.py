@@ -28,13 +28,20 @@
    marker, which the HTML writer cannot render, stops the build); here everything from
    the start to the end is removed. The instructor notebooks are not offered: no
    ``.ipynb``/``.md`` download of a chapter (the copies in ``_sources`` are deleted) and
-   the Colab/Binder buttons open the student notebook. A ``{doc}`` link to a page left
-   out of the student table of contents (the instructor guide) points to that page's
-   source in the repository instead of failing the strict build.
+   the Colab/Binder buttons open the student notebook. Nothing leads back to the course's
+   repository, where the solutions are: no repository, issues, edit or source button, no
+   ``_sources`` download of any page (``html_copy_source`` is off), and a link to a page
+   left out of the student table of contents (the instructor guide, the rubrics), to the
+   course's repository, to ``grading/`` or to a chapter's notebook on GitHub becomes its
+   plain text. ``course_student_repository`` (``tools/student_site.py --repository``)
+   names a separate student-only repository: the repository button, Colab and Binder
+   then open it (``student/<stem>.ipynb`` in it); without it the student site has no
+   repository link at all, and a chapter offers its student notebook as a download only.
 """
 
 import html
 import os
+import re
 import shutil
 from pathlib import Path, PurePosixPath
 from urllib.parse import quote, urlparse
@@ -55,6 +62,13 @@ INSTRUCTOR_DOWNLOADS = (  # a chapter's own notebook, solutions included: .ipynb
     "download-source-button",
     "download-notebook-button",
     "download-myst-button",
+)
+# header buttons that lead to the course's repository, never on the student site
+REPOSITORY_BUTTONS = ("source-issues-button", "source-edit-button", "source-file-button")
+# the instructors' part of the repository: pages and folders a student site never links to
+INSTRUCTOR_TARGETS = re.compile(
+    r"(^|/)(instructors|rubrics)(\.html|\.md)?([#?]|$)|(^|/)grading(/|$)"
+    r"|/(blob|tree|raw)/[^/]+/(.+/)?chapters(/|$)"
 )
 
 
@@ -198,7 +212,11 @@ def _repository(app: Sphinx) -> tuple[str, str, str, str]:
 
 def student_launch_urls(app: Sphinx, docname: str) -> dict[str, str]:
     """Colab (always) and Binder (when ``launch_buttons.binderhub_url`` is set) for the
-    chapter's student notebook: plain links, nothing is contacted until a click."""
+    chapter's student notebook: plain links, nothing is contacted until a click. On the
+    student site they open the student-only repository, and without one there are none:
+    both would open the course's repository."""
+    if app.config.course_student_site and not app.config.course_student_repository:
+        return {}
     _, slug, branch, book = _repository(app)
     path = f"{book}{student_notebook(docname)}"
     launch = app.config.html_theme_options.get("launch_buttons", {}) or {}
@@ -219,14 +237,15 @@ def _student_line(app: Sphinx, doctree, docname: str) -> None:
     if section is None or not isinstance(section[0], nodes.title):
         return
     href = relative_uri(app.builder.get_target_uri(docname), student_notebook(docname))
-    colab = student_launch_urls(app, docname)["Colab"]
+    colab = student_launch_urls(app, docname).get("Colab")
     name = PurePosixPath(student_notebook(docname)).name
     html = (
         '<p class="course-student-notebook"><strong>Student notebook</strong> (the '
         "exercises without their solutions): "
         f'<a class="reference download" href="{href}" download="{name}">'
-        f"download {name}</a> · "
-        f'<a class="reference external" href="{colab}">open in Colab</a></p>'
+        f"download {name}</a>"
+        + (f' · <a class="reference external" href="{colab}">open in Colab</a>' if colab else "")
+        + "</p>"
     )
     section.insert(1, nodes.raw("", html, format="html"))
 
@@ -266,6 +285,24 @@ def _student_buttons(app: Sphinx, pagename: str, context) -> None:
                 }
             )
     launch["buttons"] = buttons
+    if not buttons:  # no student-only repository: no launch menu at all
+        context["header_buttons"].remove(launch)
+
+
+def _drop_repository_buttons(context) -> None:
+    """The student site's header: no button into the course's repository (issues, edit,
+    source) and no download of a page's source, on every page."""
+    dropped = REPOSITORY_BUTTONS + INSTRUCTOR_DOWNLOADS
+    kept = []
+    for entry in context.get("header_buttons", []):
+        if entry.get("label") in dropped:
+            continue
+        if "buttons" in entry:
+            entry["buttons"] = [b for b in entry["buttons"] if b.get("label") not in dropped]
+            if not entry["buttons"]:
+                continue
+        kept.append(entry)
+    context["header_buttons"] = kept
 
 
 # --- 5. the erratum form --------------------------------------------------------------
@@ -329,7 +366,9 @@ class RemoveHiddenSolutions(SphinxTransform):
 
 def _link_left_out_page(app: Sphinx, env, node, contnode):
     """On the student site, a ``{doc}`` link to a page that exists but is not in its
-    table of contents (the instructor guide) points to the page's source on GitHub."""
+    table of contents (the instructor guide, the rubrics) becomes the page's title as plain
+    text: the strict build does not fail, and the student is not sent to the instructors'
+    pages in the repository."""
     if not app.config.course_student_site or node.get("reftype") != "doc":
         return None
     target = node["reftarget"]
@@ -342,7 +381,6 @@ def _link_left_out_page(app: Sphinx, env, node, contnode):
             break
     else:
         return None
-    url, _, branch, book = _repository(app)
     text = contnode.astext()
     if not node.get("refexplicit"):
         headings = [
@@ -351,9 +389,31 @@ def _link_left_out_page(app: Sphinx, env, node, contnode):
             if line.startswith("# ")
         ]
         text = headings[0] if headings else text
-    return nodes.reference(
-        "", text, internal=False, refuri=f"{url}/blob/{branch}/{book}{target}{suffix}"
-    )
+    return nodes.inline("", text, classes=["course-left-out"])
+
+
+def leads_to_instructors(uri: str, course_repository: str) -> bool:
+    """True for an address a student site must not link to: the course's repository
+    (where the solutions are), the instructor guide, the rubrics, ``grading/``, or a
+    chapter's notebook in any repository (``blob/<ref>/chapters/...``)."""
+    course = course_repository.rstrip("/")
+    if course and (uri == course or uri.startswith((course + "/", course + "#", course + "?"))):
+        return True
+    path = urlparse(uri).path if "://" in uri else uri
+    return bool(INSTRUCTOR_TARGETS.search(path))
+
+
+def _unlink_instructor_references(app: Sphinx, doctree, docname: str) -> None:
+    """On the student site, every link into the instructors' part (see
+    :func:`leads_to_instructors`) becomes its text: written in a chapter for the
+    instructor site, it would lead a student to the solutions."""
+    if not app.config.course_student_site:
+        return
+    course = app.config.course_repository
+    for ref in list(doctree.findall(nodes.reference)):
+        uri = ref.get("refuri", "")
+        if uri and leads_to_instructors(uri, course):
+            ref.replace_self(nodes.inline("", "", *ref.children, classes=["course-left-out"]))
 
 
 def _delete_instructor_notebooks(app: Sphinx) -> None:
@@ -372,7 +432,10 @@ def _config_inited(app: Sphinx, config) -> None:
 
 def _page_context(app: Sphinx, pagename, templatename, context, doctree) -> None:
     _drop_thebe(app, context)
-    _erratum_button(app, pagename, context)
+    if app.config.course_student_site:
+        _drop_repository_buttons(context)
+    else:
+        _erratum_button(app, pagename, context)
     if context.get("page_source_suffix") == ".ipynb":
         if not app.config.course_student_site:
             _add_md_download(app, pagename, context)
@@ -423,12 +486,17 @@ def _build_finished(app: Sphinx, exception) -> None:
 
 def _add_static(app: Sphinx) -> None:
     app.config.html_static_path.append(str(Path(__file__).parent / "static"))
-    _repository(app)  # a malformed repository.url stops the build here, not per page
+    if not app.config.course_student_site or app.config.course_student_repository:
+        _repository(app)  # a malformed repository.url stops the build here, not per page
 
 
 def setup(app: Sphinx) -> dict:
     app.setup_extension("sphinx_exercise")
     app.add_config_value("course_student_site", False, "env", [bool])
+    # the student site: a student-only repository (or ""), and the course's own, whose links
+    # it drops (tools/student_site.py sets both)
+    app.add_config_value("course_student_repository", "", "env", [str])
+    app.add_config_value("course_repository", "", "env", [str])
     app.add_directive("solution-start", GatedSolutionStart, override=True)
     app.add_node(hidden_solution_start)
     app.add_transform(RemoveHiddenSolutions)
@@ -440,5 +508,6 @@ def setup(app: Sphinx) -> dict:
     # after the theme has made its buttons
     app.connect("html-page-context", _page_context, priority=900)
     app.connect("doctree-resolved", _student_line)
+    app.connect("doctree-resolved", _unlink_instructor_references)
     app.connect("build-finished", _build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -179,6 +179,56 @@ def test_every_chapter_starts_with_the_generated_set_up_cell():
     assert tool.main(["--check"]) == 0
 
 
+def test_the_set_up_cell_installs_this_release():
+    """``git+<url>@v<version>``, the version of pyproject.toml: a notebook installs the tokvec
+    it came with, not the tip of main; ``--ref`` pins another tag or a commit."""
+    tool = _install_cell_tool()
+    version = PYPROJECT["project"]["version"]
+    assert int(version.split(".")[0]) >= 1, f"{version}: the first release a class can pin is 1.0.0"
+    assert tool.release_ref() == f"v{version}"
+    url = "https://github.com/someone/fork"
+    assert f'REPOSITORY = "git+{url}@v{version}"\n' in tool.cell_source(url, False)
+    assert f'REPOSITORY = "git+{url}@70acdda"\n' in tool.cell_source(url, True, "gpt2", ref="70acdda")
+    for bad in ("v1.0.0 --upgrade", "main#egg=x", "../v1", ""):
+        with pytest.raises(SystemExit, match=rf"--ref.*{re.escape(repr(bad))}"):
+            tool.cell_source(url, False, ref=bad)
+
+
+def test_ref_rewrites_the_cells_and_check_names_it(tmp_path, monkeypatch, capsys):
+    """``--ref REF`` writes REF into every cell; the plain ``--check`` then reports them out
+    of date (they do not pin this release) and ``--check --ref REF`` accepts them."""
+    tool = _install_cell_tool()
+    chapter = sorted((ROOT / "chapters").glob("*.ipynb"))[0]
+    shutil.copy(chapter, tmp_path / chapter.name)
+    monkeypatch.setattr(tool, "CHAPTERS", tmp_path)
+    assert tool.main(["--ref", "term-2027"]) == 0
+    assert "@term-2027" in capsys.readouterr().out
+    nb = json.loads((tmp_path / chapter.name).read_text(encoding="utf-8"))
+    first = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    assert '@term-2027"' in "".join(first["source"])
+    assert tool.main(["--check", "--ref", "term-2027"]) == 0
+    assert tool.main(["--check"]) == 1
+    assert f"out of date (run python tools/install_cell.py): {chapter.name}" in capsys.readouterr().err
+    assert tool.main([]) == 0 and tool.main(["--check"]) == 0          # back to the release's tag
+    assert tool.main(["--check", "--ref", "term-2027"]) == 1
+    assert "run python tools/install_cell.py --ref term-2027" in capsys.readouterr().err
+
+
+def test_the_changelog_has_this_release_and_the_tag_scheme():
+    """CHANGELOG.md (Keep a Changelog): a dated section for the version of pyproject.toml, a
+    link to its tag v<version>, and what patch, minor and major releases mean for a class."""
+    version = PYPROJECT["project"]["version"]
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert re.search(rf"^## \[{re.escape(version)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", text, re.M), (
+        f"CHANGELOG.md has no '## [{version}] - YYYY-MM-DD' section: add one for this release")
+    assert re.search(rf"^\[{re.escape(version)}\]: \S+/releases/tag/v{re.escape(version)}$", text, re.M)
+    assert "## [Unreleased]" in text and "`v<version>`" in text
+    for kind in ("**Patch**", "**Minor**", "**Major**"):
+        assert kind in text, kind
+    repository = _install_cell_tool().repository_url((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    assert f"{repository}/releases/tag/v{version}" in text
+
+
 def test_set_repository_url_changes_only_that_line():
     tool = _install_cell_tool()
     config = (ROOT / "_config.yml").read_text(encoding="utf-8")

@@ -3,12 +3,22 @@
 A chapter opened outside the course (Colab, Binder, a downloaded .ipynb) must install the
 course's package before ``import tokvec``; inside the course (``make test``, ``make book``) the
 package is already there and the cell does nothing. The source to install from is
-``repository.url`` in ``_config.yml``, the one place it is set; ``TOKVEC_SOURCE`` (any pip
-requirement: a path, a git URL, a wheel) overrides it when the notebook runs.
+``repository.url`` in ``_config.yml``, the one place it is set, at the release the chapter came
+with: ``git+<url>@v<version>``, the version read from ``pyproject.toml`` (tags are named
+``v<version>``, see CHANGELOG.md). So a notebook downloaded in week 1 installs in week 12 the
+same ``tokvec`` it was written against, not the tip of ``main``. ``--ref REF`` pins another tag,
+a branch or a commit instead (a class's own fork, a fix not yet released); ``TOKVEC_SOURCE``
+(any pip requirement: a path, a git URL, a wheel) overrides both when the notebook runs.
 
-    python tools/install_cell.py                  # rewrite the cells from _config.yml
+    python tools/install_cell.py                  # rewrite the cells from _config.yml, pyproject
     python tools/install_cell.py --url URL        # set repository.url to URL, then rewrite
+    python tools/install_cell.py --ref v1.0.0     # pin that tag (or a commit) instead
     python tools/install_cell.py --check          # exit 1 if a chapter's cell is out of date
+
+``--ref`` is not stored anywhere: ``--check`` (and ``tests/test_install.py``) compare the cells
+with the release pin ``v<version>``, so a fork whose cells pin another ref passes
+``--check --ref REF`` and not the plain check. Run ``make student`` after any change, so that
+the handout's cells say the same.
 
 The Pages workflow runs it with ``--url https://github.com/$GITHUB_REPOSITORY``, so the published
 chapters install from the repository they were built from. ``tests/test_install.py`` checks
@@ -21,11 +31,30 @@ import argparse
 import json
 import re
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = ROOT / "chapters"
 CONFIG = ROOT / "_config.yml"
+PYPROJECT = ROOT / "pyproject.toml"
+# what pip accepts after "@" in git+URL@REF: a tag, a branch or a commit, no spaces or "#"
+_REF = re.compile(r"[\w][\w.+/-]*")
+
+
+def release_ref(pyproject: Path = PYPROJECT) -> str:
+    """The git tag of this release, ``v<version>`` with the version of ``pyproject.toml``."""
+    return "v" + tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["version"]
+
+
+def check_ref(ref: str) -> str:
+    """``ref`` if pip can install ``git+URL@ref``; else a SystemExit naming what is accepted."""
+    if not _REF.fullmatch(ref) or ".." in ref or ref.endswith((".", "/", ".lock")):
+        raise SystemExit(
+            f"--ref must be a git tag, branch or commit such as {release_ref()} or 70acdda "
+            f"(letters, digits and . _ - + /), got {ref!r}"
+        )
+    return ref
 
 TEMPLATE = '''\
 # Set-up: outside the course (Colab, Binder, a download) this installs the course's
@@ -36,7 +65,7 @@ import os
 import subprocess
 import sys
 
-REPOSITORY = "git+{url}"
+REPOSITORY = "git+{url}@{ref}"
 if importlib.util.find_spec("tokvec") is None:
     source = os.environ.get("TOKVEC_SOURCE", REPOSITORY)
     pip = [sys.executable, "-m", "pip", "install", "--quiet", source]
@@ -122,10 +151,12 @@ def needs_compare(nb: dict) -> str | None:
     return "gpt2" if names == {"gpt2"} and not uses_tiktoken else "all"
 
 
-def cell_source(url: str, torch: bool, compare: str | bool | None = None) -> str:
-    """The set-up cell; ``compare`` is what :func:`needs_compare` returns (True means ``"all"``)."""
+def cell_source(url: str, torch: bool, compare: str | bool | None = None, ref: str | None = None) -> str:
+    """The set-up cell; ``compare`` is what :func:`needs_compare` returns (True means ``"all"``);
+    ``ref`` the git ref it installs (default: this release's tag, :func:`release_ref`)."""
     block = GPT2_FILES if compare == "gpt2" else COMPARE if compare else ""
-    return TEMPLATE.format(url=url) + block + (TORCH if torch else "")
+    ref = check_ref(ref) if ref is not None else release_ref()
+    return TEMPLATE.format(url=url, ref=ref) + block + (TORCH if torch else "")
 
 
 def _lines(text: str) -> list[str]:
@@ -137,9 +168,9 @@ def _lines(text: str) -> list[str]:
 TAGS = ["hide-input"]
 
 
-def update(nb: dict, url: str, prefix: str) -> bool:
+def update(nb: dict, url: str, prefix: str, ref: str | None = None) -> bool:
     """Make the first code cell of ``nb`` the set-up cell; return True if ``nb`` changed."""
-    source = _lines(cell_source(url, needs_torch(nb), needs_compare(nb)))
+    source = _lines(cell_source(url, needs_torch(nb), needs_compare(nb), ref))
     source[-1] = source[-1].rstrip("\n")
     first = next(i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code")
     cell = nb["cells"][first]
@@ -157,8 +188,11 @@ def update(nb: dict, url: str, prefix: str) -> bool:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", help="set repository.url in _config.yml to this first")
+    parser.add_argument("--ref", help=f"install this git tag or commit (default: the release's tag, "
+                                      f"{release_ref()})")
     parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if out of date")
     args = parser.parse_args(argv)
+    ref = check_ref(args.ref) if args.ref else release_ref()
     config = CONFIG.read_text(encoding="utf-8")
     if args.url:
         config = set_repository_url(config, args.url)
@@ -167,15 +201,16 @@ def main(argv=None) -> int:
     stale = []
     for path in sorted(CHAPTERS.glob("*.ipynb")):
         nb = json.loads(path.read_text(encoding="utf-8"))
-        if update(nb, url, f"c{path.name[:2]}"):
+        if update(nb, url, f"c{path.name[:2]}", ref):
             stale.append(path.name)
             if not args.check:
                 path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     if args.check and stale:
-        print(f"out of date (run python tools/install_cell.py): {', '.join(stale)}", file=sys.stderr)
+        again = "python tools/install_cell.py" + (f" --ref {ref}" if args.ref else "")
+        print(f"out of date (run {again}): {', '.join(stale)}", file=sys.stderr)
         return 1
     print(f"{'checked' if args.check else 'wrote'} the set-up cell of {len(list(CHAPTERS.glob('*.ipynb')))} "
-          f"chapters; source: git+{url}")
+          f"chapters; source: git+{url}@{ref}")
     return 0
 
 

@@ -49,7 +49,7 @@ from tokvec.text import (
 )
 from tokvec.vocab import SPECIALS, UnknownTokenError, Vocabulary
 
-__version__ = "0.1.0"
+__version__ = "1.0.0"
 
 __all__ = [
     "BPE",
