@@ -1,4 +1,5 @@
 # From Tokens to Vectors: set-up, build and tests.
+#   make install  create .venv and install the pinned requirements, nothing else (a learner's set-up)
 #   make book   create .venv if needed, install the pinned requirements, build the site into _build/html
 #   make book STUDENT=1  the student site instead: no solutions anywhere, no instructor guide, the
 #               chapters' download and Colab/Binder buttons give the student notebooks of student/;
@@ -34,7 +35,7 @@ PORT   ?= 8000
 NOTEBOOKS := $(shell find chapters -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort)
 JB_FLAGS := -W -n --keep-going --builder html
 
-.PHONY: book test check serve clean distclean lock outputs student figures grade pdf
+.PHONY: install book test check serve clean distclean lock outputs student figures grade pdf
 
 $(STAMP): $(REQUIREMENTS) pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,6 +43,10 @@ $(STAMP): $(REQUIREMENTS) pyproject.toml
 	$(BIN)/python -m pip install --quiet -r $(REQUIREMENTS)
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
+
+# A learner's set-up: the virtual environment with the pinned packages, nothing else.
+install: $(STAMP)
+	@echo "Installed in $(VENV). Start Jupyter with: $(BIN)/jupyter lab"
 
 STUDENT ?=
 book: $(STAMP)

@@ -544,3 +544,13 @@ def test_every_test_cell_imports_what_it_uses_and_the_statement_names_the_answer
                     and isinstance(n.slice.value, str)}
             for name, key in sorted(keys):
                 assert key in statement, f"{path.stem}, {label}: the statement does not give the key {key!r} of {name}"
+
+
+def test_exercise_numbers_the_guide_quotes_are_the_handouts():
+    """The guide's "Exercise N.M (label)" examples read as the handout numbers them today."""
+    guide = (ROOT / "instructors.md").read_text(encoding="utf-8")
+    quoted = re.findall(r"Exercise (\d+\.\d+) \(([\w-]+)\)", guide)
+    assert quoted, "the guide quotes no exercise number"
+    handout = "".join((ROOT / "student" / f"{p.stem}.ipynb").read_text(encoding="utf-8") for p in CHAPTERS)
+    for number, label in quoted:
+        assert f"Exercise {number} ({label})" in handout, f"the handout does not number {label} {number}"

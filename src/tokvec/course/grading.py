@@ -666,8 +666,9 @@ def _table(course: Path, stems: list[str], work: dict, results: list[dict], note
 def verify(chapters: Path, tests: Path, stems: list[str] | None = None, course: Path | None = None) -> list[dict]:
     """Grade two submissions of each chapter in ``stems`` (by default every chapter with a test
     file in ``tests``): ``solutions`` (the handout answered with the chapter's solutions) and
-    ``blank`` (the handout as handed out). Prints the table and every test that failed for ``solutions``; returns the rows. The first
-    must score every point, the second none (``tests/test_grading.py``).
+    ``blank`` (the handout as handed out). Prints the table and every test that failed for
+    ``solutions``; returns the rows. The first must score every point, the second none
+    (``tests/test_grading.py``).
 
     The notebooks are graded side by side, as many at once as there are cores (:func:`grade`);
     ``course`` keeps what :func:`grade` keeps there (``autograded/<who>/<chapter>/``)."""
