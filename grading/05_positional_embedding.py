@@ -98,7 +98,7 @@ with check("the feedback accepts the right table and names the shift"):
 # %% alg2-ex-count | points: 2 | defines: learned, token_table, d_e_bert, l_max_bert
 with check("learned, token_table, d_e_bert and l_max_bert are positive ints"):
     _counts = (learned, token_table, d_e_bert, l_max_bert)
-    assert all(isinstance(_c, int) and _c > 0 for _c in _counts), (
+    assert all(type(_c) is int and _c > 0 for _c in _counts), (      # an int, not a subclass
         f"types {[type(_c).__name__ for _c in _counts]}: count in whole numbers")
 with check("learned and token_table count whole vectors of GPT-2's d_e = 768"):
     assert learned % 768 == 0, "learned: one vector of d_e numbers per position"

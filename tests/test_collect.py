@@ -343,3 +343,13 @@ def test_the_command_prints_the_error_and_its_fix(tmp_path, capsys):
     _file(tmp_path / "dest" / "mine.txt")
     assert main(["canvas", str(tmp_path), str(tmp_path / "dest")]) == 1
     assert "is not empty: choose a new folder, or pass --force" in capsys.readouterr().err
+
+
+def test_a_lowercase_late_canvas_name_is_read_as_late():
+    """Canvas writes "_LATE_" after the name of a late submission; a lowercase "_late_" (seen in
+    an instructor's dry run) is the same student, not an unmatched file."""
+    from tokvec.course.collect import _CANVAS
+
+    for name in ("libo_late_77_999_05_x.ipynb", "libo_LATE_77_999_05_x.ipynb", "libo_77_999_05_x.ipynb"):
+        match = _CANVAS.match(name)
+        assert match and (match["name"], match["id"], match["file"]) == ("libo", "77", "05_x.ipynb"), name

@@ -71,9 +71,9 @@ _SAFE = re.compile(r"[\w.-]+")
 # (mod/assign: the full name with '_' made ' ', then the id, subtype and plugin; a folder per
 # student and plugin, or, without "Download submissions in folders", the file name appended).
 _MOODLE = re.compile(r"^(?P<name>[^_]*)_(?P<id>\d+)_assignsubmission_(?P<plugin>[a-z]+)(?:_(?P<file>.*))?$")
-# Canvas's "Download Submissions": "<sortable name>[_LATE]_<user id>_<submission id>_<file name>";
+# Canvas's "Download Submissions": "<sortable name>[_LATE or _late]_<user id>_<submission id>_<file name>";
 # a text or URL entry has no submission id ("<name>_<user id>_text.html").
-_CANVAS = re.compile(r"^(?P<name>[^_]+?)(?:_LATE)?_(?P<id>\d+)_(?:(?P<sub>\d+)_)?(?P<file>.+)$")
+_CANVAS = re.compile(r"^(?P<name>[^_]+?)(?i:_late)?_(?P<id>\d+)_(?:(?P<sub>\d+)_)?(?P<file>.+)$")
 
 # Files that are not notebooks, by suffix: what they are and what to ask the student for.
 _EXPORTS = {

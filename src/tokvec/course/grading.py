@@ -382,6 +382,20 @@ def _cell_name(cell, index: int) -> str:
         else (grade_id or f"cell {index + 1}")
 
 
+def _client_class():
+    """nbclient's client, running the test cells outside IPython's history: the token a test cell
+    prints is in its source, and a function the tests call could read ``In[-1]``."""
+    from nbclient import NotebookClient
+
+    class Client(NotebookClient):
+        async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+            if cell.metadata.get("nbgrader", {}).get("grade_id", "").endswith("-tests"):
+                store_history = False
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+
+    return Client
+
+
 def _run_one(job: dict) -> dict:
     """Grade one submission, in a process of its own (:func:`grade` runs several at once).
 
@@ -392,7 +406,6 @@ def _run_one(job: dict) -> dict:
     student's code cannot write, since it never sees the secret."""
     import time
 
-    from nbclient import NotebookClient
     from nbclient.exceptions import DeadKernelError
 
     from tokvec.course import integrity
@@ -435,7 +448,7 @@ def _run_one(job: dict) -> dict:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     submitted.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    running, stopped, limit = [0], [], job["timeout"]
+    running, stopped, limit, _Client = [0], [], job["timeout"], _client_class()
 
     def executed(cell, cell_index, execute_reply):
         if execute_reply.get("content", {}).get("ename") == "CellTimeoutError":
@@ -446,7 +459,7 @@ def _run_one(job: dict) -> dict:
 
     with tempfile.TemporaryDirectory(prefix="tokvec-run-") as where:
         nbformat.write(submitted, Path(where) / f"{stem}.ipynb")   # the folder holds only this notebook
-        client = NotebookClient(
+        client = _Client(
             submitted, timeout=limit, interrupt_on_timeout=True, allow_errors=True, kernel_name="python3",
             record_timing=False, resources={"metadata": {"path": where}},
             error_on_timeout={"ename": "CellTimeoutError", "evalue": f"stopped after {limit} s",

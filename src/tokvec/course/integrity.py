@@ -29,6 +29,7 @@ A test cell of the grader's copy then reads (``grading.py`` puts the hidden part
 from __future__ import annotations
 
 import ast
+import builtins
 import hashlib
 import hmac
 import inspect
@@ -78,19 +79,20 @@ def prelude(path: str, digest: str) -> str:
         raise ValueError(f"prelude: digest must be a sha256 in 64 lowercase hex digits, got {digest!r}; "
                          "use checks_file()[1]")
     return textwrap.dedent(f"""\
+        import builtins as _tv_b
         import hashlib as _tv_hashlib
         import importlib.util as _tv_util
         _tv_path = {path!r}
-        with open(_tv_path, "rb") as _tv_file:
+        with _tv_b.open(_tv_path, "rb") as _tv_file:
             _tv_bytes = _tv_file.read()
         if _tv_hashlib.sha256(_tv_bytes).hexdigest() != {digest!r}:
-            raise AssertionError(f"{{_tv_path}} is not the checks.py the grader started with "
-                                 "(its sha256 differs): the tests cannot run")
+            raise _tv_b.AssertionError(f"{{_tv_path}} is not the checks.py the grader started with "
+                                       "(its sha256 differs): the tests cannot run")
         _tv_spec = _tv_util.spec_from_file_location("_tokvec_private_checks", _tv_path)
         _tv_module = _tv_util.module_from_spec(_tv_spec)
-        exec(compile(_tv_bytes, _tv_path, "exec", dont_inherit=True), _tv_module.__dict__)
+        _tv_b.exec(_tv_b.compile(_tv_bytes, _tv_path, "exec", dont_inherit=True), _tv_module.__dict__)
         Checks = _tv_module.Checks
-        del _tv_hashlib, _tv_util, _tv_path, _tv_file, _tv_bytes, _tv_spec, _tv_module
+        del _tv_b, _tv_hashlib, _tv_util, _tv_path, _tv_file, _tv_bytes, _tv_spec, _tv_module
         """)
 
 
@@ -128,9 +130,11 @@ def epilogue(label: str, token: str) -> str:
         raise ValueError(f"epilogue: token must be 24 lowercase hex digits, got {token!r}; use token()")
     return guard() + textwrap.dedent(f"""\
         check.require()
-        assert check.results and all(_tv_r[1] is None for _tv_r in check.results), "a test fails"
-        assert not _tv_seen, "the tests cannot be trusted here: " + "; ".join(_tv_seen)
-        print({VERDICT_PREFIX + label + " " + token!r})
+        if not (check.results and _tv_b.all(_tv_r[1] is None for _tv_r in check.results)):
+            raise _tv_b.AssertionError("a test fails")
+        if _tv_seen:
+            raise _tv_b.AssertionError("the tests cannot be trusted here: " + "; ".join(_tv_seen))
+        _tv_b.print({VERDICT_PREFIX + label + " " + token!r})
         """)
 
 
@@ -210,7 +214,7 @@ _NAMED = {"numpy": ["allclose", "isclose", "array_equal"], "math": ["isclose"],
           "torch": ["allclose", "equal", "isclose"], "torch.testing": ["assert_close"]}
 
 
-def _tv_guard(config):
+def _tv_guard(config, namespace=None):
     """Print ``config["prefix"] + what`` for each hook or patched function seen in this kernel.
 
     Runs inside the student's kernel, as part of the grader's test cell: it must never raise
@@ -373,7 +377,33 @@ def _tv_guard(config):
                 if name in named and getattr(value, "__name__", name) != name:
                     note(f"{modname}.{name} is replaced by {key(value)}")
 
-    for step in (tracing, hooks, shell, modules):
+    def shadows():
+        """The notebook's own functions under a builtin's name (all, isinstance, compile...): the
+        tests' code would call them instead of the builtins."""
+        import builtins
+        for name, value in list((namespace or {}).items()):
+            real = getattr(builtins, name, None)
+            if real is None or value is real or name.startswith("_") or not callable(value):
+                continue
+            if str(getattr(value, "__module__", "") or "").startswith(("IPython", "ipykernel")) \
+                    or getattr(value, "__wrapped__", None) is real:
+                continue                                  # exit, quit, open: the kernel's own
+            note(f"the notebook redefines the builtin {name} ({key(value)})")
+        # a value the tests compare (a number, a string, a list, an array) whose class, written in
+        # the notebook, answers == or < or bool() its own way (a dataclass's generated == is fair)
+        liars = ("__eq__", "__ne__", "__hash__", "__bool__", "__lt__", "__le__", "__gt__", "__ge__")
+        plain = (int, float, complex, str, bytes, bool, tuple, list, dict, set, frozenset)
+        for name, value in list((namespace or {}).items()):
+            mro = type(value).__mro__
+            if not any(c in plain or c.__name__ in ("ndarray", "Tensor") for c in mro):
+                continue
+            mine = [c for c in mro if getattr(c, "__module__", None) == "__main__"]
+            lies = sorted({m for c in mine for m in liars if m in vars(c)
+                           and getattr(getattr(vars(c)[m], "__code__", None), "co_filename", "") != "<string>"})
+            if lies and not name.startswith("_"):
+                note(f"{name} is a value whose class, from the notebook, redefines {', '.join(lies)}")
+
+    for step in (tracing, hooks, shell, modules, shadows):
         run(step)
     for what in seen:
         print(config["prefix"] + what)
@@ -402,7 +432,10 @@ def guard() -> str:
               "events": _BASELINE["events"], "transforms": _BASELINE["transforms"],
               "hooks": _BASELINE["hooks"], "python_level": _BASELINE["python_level"], "trusted": _TRUSTED}
     source = inspect.getsource(_tv_guard)
-    return f"{source}_tv_seen = _tv_guard({config!r})\ndel _tv_guard\n"
+    # run in a namespace of its own, with the real builtins: a notebook that redefines print,
+    # isinstance or getattr does not reach the guard's code
+    return (f"import builtins as _tv_b\n_tv_ns = {{'__builtins__': _tv_b}}\n_tv_b.exec({source!r}, _tv_ns)\n"
+            f"_tv_seen = _tv_ns['_tv_guard']({config!r}, _tv_b.globals())\ndel _tv_ns\n")
 
 
 def guard_notes(notebook) -> list[str]:
@@ -424,18 +457,28 @@ def guard_notes(notebook) -> list[str]:
 # --- 4. the static scan ---------------------------------------------------------------------
 
 _MACHINERY = {"Checks", "check", "_Test"}
+_BUILTIN_NAMES = {n for n in dir(builtins) if not n.startswith("_")}
 _MODULES = {"tokvec.course.checks", "tokvec.course.grading"}
 _DUNDERS = {"__code__", "__globals__", "__dict__", "__class__", "__subclasses__", "__builtins__",
             "__closure__", "__defaults__", "__kwdefaults__", "__bases__", "__base__", "__mro__", "__self__",
             "__func__", "__wrapped__", "__import__", "__loader__", "__spec__", "__setattr__", "__delattr__",
             "__getattribute__", "__reduce__", "__reduce_ex__", "__traceback__"}
 _FRAMES = {"_getframe", "currentframe", "stack", "getouterframes", "getinnerframes", "trace", "f_back",
-           "f_globals", "f_locals", "f_builtins", "tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+           "f_globals", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next", "gi_frame", "cr_frame",
+           "ag_frame", "co_consts"}
+# IPython's input and output history: the source of the cell running now (a test cell) among them.
+_HISTORY = re.compile(r"In|Out|_ih|_oh|_dh|_i+|_i\d+|_\d+")
+# Exceptions that are not ``Exception``: they get past the tests' ``with check(...)`` blocks.
+_ESCAPES = {"BaseException", "SystemExit", "KeyboardInterrupt", "GeneratorExit"}
+# Methods that make a value lie to a comparison or a type check.
+_LIARS = {"__eq__", "__ne__", "__bool__", "__instancecheck__", "__subclasscheck__", "__lt__", "__le__",
+          "__gt__", "__ge__"}
 _DANGEROUS = {"gc": "uses gc (reaches any object)", "ctypes": "uses ctypes (writes memory)",
               "signal": "uses signal", "IPython": "imports IPython", "ipykernel": "imports ipykernel",
               "importlib": "uses importlib", "builtins": "uses builtins",
               "unittest.mock": "patches with unittest.mock", "mock": "patches with mock",
-              "atexit": "registers atexit handlers"}
+              "atexit": "registers atexit handlers", "threading": "starts or watches threads",
+              "_thread": "starts or watches threads", "__main__": "imports __main__ (the notebook's names)"}
 _CALLS = {"exec": "calls exec", "eval": "calls eval", "compile": "calls compile",
           "__import__": "calls __import__", "exit": "exits the kernel", "quit": "exits the kernel",
           "breakpoint": "calls breakpoint"}
@@ -512,10 +555,24 @@ class _Scan(ast.NodeVisitor):
             self.say("uses get_ipython()")
         if node.id == "importlib":
             self.say("uses importlib")
+        if _HISTORY.fullmatch(node.id):
+            self.say(f"reads IPython's history ({node.id}), which holds the running cell's source")
+        if node.id in _ESCAPES:
+            self.say(f"uses {node.id} (it gets past the tests' checks)")
+        if node.id.startswith("_tv_"):
+            self.say(f"uses the grader's private name {node.id}")
+        if isinstance(node.ctx, ast.Store) and node.id in _BUILTIN_NAMES:
+            self.say(f"redefines the builtin {node.id}")
+        if isinstance(node.ctx, ast.Store) and node.id in _LIARS:
+            self.say(f"defines {node.id} (a value that can lie to a comparison)")
 
     def _defined(self, node):
         if node.name in _MACHINERY:
             self.say(f"defines {node.name} (the tests' name)")
+        if node.name in _BUILTIN_NAMES:
+            self.say(f"redefines the builtin {node.name}")
+        if node.name in _LIARS:
+            self.say(f"defines {node.name} (a value that can lie to a comparison)")
         self.generic_visit(node)
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _defined
@@ -724,6 +781,20 @@ TAMPERINGS: dict[str, str] = {
     "vars() of the module edited": (
         "import tokvec.course.checks\n"
         "vars(tokvec.course.checks)['Checks'].failed = property(lambda self: [])\n"),
+    # The second instructor review's three (W1-W3): the token read from IPython's history by a
+    # function the tests call; a builtin the grader's code calls, redefined; a value equal to all.
+    "the token read from In[-1]": (
+        "import re\nclass Stop(BaseException):\n    pass\n\ndef add(a, b):\n"
+        "    for line in set(re.findall(r'grader: passed [\\w.:-]+ [0-9a-f]{24}', In[-1])):\n"
+        "        print(line)\n    raise Stop()\n"),
+    "compile redefined to rewrite the checks": (
+        "_real = compile\n\ndef compile(source, filename, mode, *args, **kwargs):\n"
+        "    if isinstance(source, bytes):\n"
+        "        source = source.replace(b'reason is None', b'True')\n"
+        "    return _real(source, filename, mode, *args, **kwargs)\n"),
+    "an int equal to everything": (
+        "class N(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n\n"
+        "def add(a, b):\n    return N(0)\n\nscaled = N(0)\n"),
 }
 
 
