@@ -450,7 +450,11 @@ def _run_one(job: dict) -> dict:
     submitted.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     running, stopped, limit, _Client = [0], [], job["timeout"], _client_class()
 
+    finished = set()                            # the cells whose run ended without an error
+
     def executed(cell, cell_index, execute_reply):
+        if execute_reply.get("content", {}).get("status") == "ok":
+            finished.add(cell_index)
         if execute_reply.get("content", {}).get("ename") == "CellTimeoutError":
             stopped.append(cell_index)
             cell.outputs.append(nbformat.v4.new_output(
@@ -476,11 +480,22 @@ def _run_one(job: dict) -> dict:
     for index in stopped:
         notes.append(f"{stem}: {_cell_name(submitted.cells[index], index)} stopped after {limit} s (a loop that "
                      "never ends?); the cells after it ran")
+    # A test cell passes only if its run ended without an error, its last line on stdout is its
+    # token, and the guard saw nothing: code that found the token while the cell ran (and printed
+    # it, then stopped the cell, or let the tests fail) does not score.
     out["verdicts"] = integrity.verdicts(submitted, tokens)
-    for cell in submitted.cells:                # what the guard saw voids the cell's verdict, here too
+    for index, cell in enumerate(submitted.cells):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
-        if grade_id.endswith("-tests") and integrity.GUARD_PREFIX in json.dumps(cell.get("outputs", [])):
-            out["verdicts"][grade_id.removesuffix("-tests")] = False
+        label = grade_id.removesuffix("-tests")
+        if not grade_id.endswith("-tests") or not out["verdicts"].get(label):
+            continue
+        outputs = cell.get("outputs", [])
+        stdout = "".join(o.get("text", "") for o in outputs if o.get("name") == "stdout").rstrip("\n")
+        last = stdout.rsplit("\n", 1)[-1]
+        if index not in finished or any(o.get("output_type") == "error" for o in outputs) \
+                or last != f"{integrity.VERDICT_PREFIX}{label} {tokens[label]}" \
+                or integrity.GUARD_PREFIX in json.dumps(outputs):
+            out["verdicts"][label] = False
     notes += [f"{stem}: {note}; read it by hand" for note in integrity.guard_notes(submitted)]
     out["notebook"] = nbformat.writes(submitted)
     out["seconds"] = time.monotonic() - start
