@@ -190,8 +190,10 @@ def _copy_student_notebooks(app: Sphinx) -> None:
     _check_student_notebooks(app, app.env, [])
     target = Path(app.outdir) / STUDENT_FOLDER
     target.mkdir(parents=True, exist_ok=True)
-    for docname in _notebook_docs(app):
-        name = PurePosixPath(student_notebook(docname)).name
+    names = {PurePosixPath(student_notebook(docname)).name for docname in _notebook_docs(app)}
+    for stale in set(p.name for p in target.glob("*.ipynb")) - names:   # an older build's, an old name
+        (target / stale).unlink()
+    for name in sorted(names):
         shutil.copyfile(_student_dir(app) / name, target / name)
 
 

@@ -317,6 +317,10 @@ def test_student_site_has_no_instructor_guide_and_no_instructor_notebook(student
         assert not instructor_notebook.search(page), docname
         assert "_sources/chapters/" not in page, docname  # no .ipynb or .md download
     assert not (student_site / "_sources").exists(), "page sources: the chapters' notebooks"
+    # the downloads are today's handouts only: none left by an older build (an old file name)
+    handouts = {p.name for p in (ROOT / "student").glob("*.ipynb")}
+    stale = [p.name for p in (student_site / "student").glob("*.ipynb") if p.name not in handouts]
+    assert not stale, f"downloads an older build left: {stale}"
     # the intro names the guide, in plain text: no link to it, here or in the repository
     intro = (student_site / "intro.html").read_text(encoding="utf-8")
     assert '<span class="course-left-out">Instructor guide</span>' in intro
