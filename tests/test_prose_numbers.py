@@ -1,8 +1,9 @@
 """Every number in a chapter's prose is one that its code printed, or a constant it cites.
 
 A number the text states ("about 154 MB", "57.1 %", "4.2 times tiktoken's time") must be found
-in the same chapter's code cells, its stored outputs, or a committed results file that the chapter
-reads (``src/tokvec/bench/results/*.json``, ``src/tokvec/data/*.json``). A number quoted from a
+in the same chapter's code cells, its stored outputs, a committed results file that the chapter
+reads (``src/tokvec/bench/results/*.json``, ``src/tokvec/data/*.json``), or the tests of its
+exercises (``grading/<chapter>.py``: an exercise's statement gives the tolerances they check). A number quoted from a
 paper, a standard or released code instead (GPT-2's 50,257 tokens) is listed, with its source,
 under the chapter in ``tests/cited_numbers.toml``. So when the code changes and prints something
 new, the sentence that quoted the old value fails here instead of going stale.
@@ -410,8 +411,8 @@ def results_read_by(code: str) -> list[Path]:
     return [p for p in RESULTS if p.name in code or (p.name in LOADERS and LOADERS[p.name] in code)]
 
 
-def haystack(nb: dict) -> Haystack:
-    code = code_and_outputs(nb)
+def haystack(nb: dict, tests: str = "") -> Haystack:
+    code = code_and_outputs(nb) + "\n" + tests
     stored = [v for path in results_read_by(code) for v in _json_values(load(path))]
     return Haystack(printed_numbers(code), stored)
 
@@ -454,9 +455,10 @@ def _key(written: str) -> str:
     return Number(written, 0, 0).key
 
 
-def unmatched(nb: dict, listed=()) -> list[Number]:
-    """The prose numbers of a notebook that are neither printed, stored nor in ``listed``."""
-    found, keys = haystack(nb), {_key(w) for w in listed}
+def unmatched(nb: dict, listed=(), tests: str = "") -> list[Number]:
+    """The prose numbers of a notebook that are neither printed, stored, in its exercises'
+    ``tests`` nor in ``listed``."""
+    found, keys = haystack(nb, tests), {_key(w) for w in listed}
     return [n for n in chapter_numbers(nb) if n.key not in keys and not found.has(n)]
 
 
@@ -465,7 +467,9 @@ def unmatched(nb: dict, listed=()) -> list[Number]:
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_every_number_in_the_prose_was_printed_or_is_cited(nb_path):
-    missing = unmatched(load(nb_path), cited().get(nb_path.name, {}))
+    tests = ROOT / "grading" / f"{nb_path.stem}.py"
+    missing = unmatched(load(nb_path), cited().get(nb_path.name, {}),
+                        tests.read_text(encoding="utf-8") if tests.exists() else "")
     if missing:
         lines = [f"  cell {n.cell}: {n.text!r} in: {n.sentence}" for n in missing]
         pytest.fail(

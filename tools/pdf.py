@@ -48,6 +48,7 @@ import yaml
 from pypdf import PdfReader, PdfWriter
 
 ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT_MS = 120_000  # per wait of a page: loading, images, MathJax
 BOOK = "From Tokens to Vectors"
 # A4; the page is laid out 1.4 times wider than the paper (scale 0.72), about the width
 # of the site's text column, so that an 88-character code line fits on one line
@@ -149,6 +150,9 @@ def print_page(browser, base: str, docname: str, target: Path) -> str:
         lambda route: (outside.append(route.request.url), route.abort()),
     )
     page = context.new_page()
+    # a page with many figures and formulas takes its time on a loaded machine (make test runs two
+    # sessions at once on 2 cores: one page passed 30 s there); nothing here waits on the network
+    page.set_default_timeout(TIMEOUT_MS)
     page.on("requestfailed", lambda r: failed.append(r.url))
     page.on(
         "response", lambda r: r.status >= 400 and failed.append(f"{r.url} ({r.status})")
@@ -161,11 +165,11 @@ def print_page(browser, base: str, docname: str, target: Path) -> str:
             )
         page.wait_for_load_state("networkidle")
         title = page.evaluate(PREPARE)
-        page.wait_for_function(IMAGES_LOADED, timeout=30_000)
+        page.wait_for_function(IMAGES_LOADED, timeout=TIMEOUT_MS)
         if page.locator(".math").count():
             page.wait_for_function(
                 "() => window.MathJax && MathJax.startup && MathJax.startup.promise",
-                timeout=30_000,
+                timeout=TIMEOUT_MS,
             )
         n_math, n_typeset, n_errors = page.evaluate(MATH)
         if n_typeset < n_math or n_errors:
