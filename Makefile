@@ -10,7 +10,7 @@
 #               `apt-get install chromium` (Playwright and pypdf come with the requirements)
 #   make test   create .venv if needed, install, run every test (package, notebooks, strict book build)
 #   make check  the fast loop while you work: lint (ruff) and the unit tests, about two minutes
-#   TORCH=cpu   (with book, test or check) install requirements-cpu.txt: torch's 192 MB CPU build
+#   TORCH=cpu   (with install, book, test or check) install requirements-cpu.txt: torch's 192 MB CPU build
 #               instead of 2.7 GB of CUDA wheels, for machines without an NVIDIA GPU
 #   make serve  preview the built site on http://localhost:8000
 #   make clean  remove build outputs (keeps .venv; 'make distclean' removes it too)

@@ -9,11 +9,14 @@ The filled chapters (``chapters/``) and the tests (``grading/<chapter>.py``) are
 sources. From them this module writes nbgrader's *source* notebooks (the handout's plain
 Markdown from :mod:`tokvec.course.student`, each solution between ``### BEGIN SOLUTION`` and
 ``### END SOLUTION``, a locked test cell with its points after it, hidden tests between
-``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``), and lets nbgrader do the rest:
-``generate_assignment`` makes the handout (solutions and hidden tests out) and records every
-test cell in its gradebook; ``autograde`` restores the hidden tests into each submission, runs
-it in a fresh kernel and scores each test cell. Everything is local (a SQLite gradebook, the
-course's own Python kernel): no network, no container.
+``### BEGIN HIDDEN TESTS`` and ``### END HIDDEN TESTS``), and nbgrader's ``generate_assignment``
+makes the handout from them (solutions and hidden tests out). :func:`grade` puts the test cells
+back into each submission itself (hidden tests included, with the token of
+:mod:`tokvec.course.integrity`), runs it with nbclient in a fresh kernel, in a folder of its own
+under :class:`Limits`, and scores each test cell from its output; with a course folder kept, it
+also fills nbgrader's gradebook for Formgrader (nbgrader's ``autograde``, told not to run
+anything). Everything is local (the course's own Python kernel, a SQLite gradebook): no network,
+no container.
 
 A test file ``grading/<chapter>.py`` is Python in sections::
 
@@ -781,7 +784,8 @@ def main(argv=None) -> int:
     ver.add_argument("--chapters", type=Path, default=Path("chapters"))
     ver.add_argument("--tests", type=Path, default=Path("grading"))
     ver.add_argument("--course", type=Path, default=None,
-                     help="keep nbgrader's course directories here (blank/ and solutions/)")
+                     help="keep the course folder here (the graded notebooks in autograded/blank/ and "
+                          "autograded/solutions/)")
     args = parser.parse_args(argv)
     if args.command == "verify":
         rows = verify(args.chapters, args.tests, args.stems, args.course)

@@ -435,8 +435,11 @@ def guard() -> str:
     functions of ``tokvec.*``, numpy, numpy.testing, torch, torch.testing, math, importlib,
     hashlib and builtins (and of tokvec's classes and ``torch.Tensor``) whose code is not in a real
     file of the course's Python (a notebook cell, ``exec``), a C function of math or builtins
-    replaced by a Python one, and the functions the tests compare with replaced by other ones.
-    It never raises, and takes a few milliseconds (tests/test_integrity.py measures it)."""
+    replaced by a Python one, the functions the tests compare with replaced by other ones, a
+    builtin redefined in the notebook's names (not one IPython put there), a module loaded from
+    the notebook's own folder, and a number, string, list or array whose class, from the
+    notebook, redefines a comparison. It runs in a namespace of its own, with the real builtins,
+    never raises, and takes a few milliseconds (tests/test_integrity.py measures it)."""
     config = {"prefix": GUARD_PREFIX, "roots": _roots(), "modules": _GUARDED, "named": _NAMED,
               "events": _BASELINE["events"], "transforms": _BASELINE["transforms"],
               "hooks": _BASELINE["hooks"], "python_level": _BASELINE["python_level"], "trusted": _TRUSTED}
@@ -741,7 +744,7 @@ def flags(source: str) -> list[str]:
 
 #: Real tamperings, as a student would put them in an answer cell: ``{name: code}``. Each one
 #: tries to score tests that fail; :func:`flags` must flag every one (tests/test_integrity.py)
-#: and the grader must score none of them (tests/test_grading.py runs them through grade()).
+#: and the grader must score none of them (tests/test_grade_class.py runs them through grade()).
 TAMPERINGS: dict[str, str] = {
     # The review's three lines (W1): every result recorded as a pass.
     "review: setattr on Checks._record": (
