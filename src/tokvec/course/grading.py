@@ -543,10 +543,10 @@ def grade(submissions: Path, out: Path, chapters: Path, tests: Path, course: Pat
     after ``timeout`` seconds. ``gradebook`` also fills nbgrader's gradebook in ``course`` and writes
     its ``nbgrader_config.py`` there, for Formgrader. One submission that fails never stops the
     others; what went wrong is in its notes."""
-    import secrets
     import time
     from concurrent.futures import FIRST_COMPLETED, wait
 
+    from tokvec.course import integrity
     from tokvec.course.collect import TOP, find_submissions, write_grades
 
     if jobs < 1 or timeout < 1:
@@ -568,7 +568,7 @@ def grade(submissions: Path, out: Path, chapters: Path, tests: Path, course: Pat
         if not stems:
             raise FileNotFoundError(f"no submission of {', '.join(wanted)} in {submissions}")
         release(chapters, tests, course, stems=stems)
-        secret = secrets.token_hex(16)
+        secret = integrity.new_secret()        # kept here, never in a file or a notebook
         todo = [{"student": student, "stem": stem, "path": str(path), "secret": secret, "timeout": timeout,
                  "limits": limits, "source": str(course / "source" / stem / f"{stem}.ipynb"),
                  "handout": str(course / "release" / stem / f"{stem}.ipynb")}
