@@ -8,7 +8,6 @@ import hashlib
 import io
 import re
 import sys
-import time
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -149,7 +148,7 @@ def _run_guard() -> list[str]:
     return [line.removeprefix(GUARD_PREFIX) for line in out.getvalue().splitlines()]
 
 
-def test_guard_in_process_sees_patched_functions_and_is_fast(monkeypatch):
+def test_guard_in_process_sees_patched_functions(monkeypatch):
     import math
 
     import numpy as np
@@ -162,16 +161,13 @@ def test_guard_in_process_sees_patched_functions_and_is_fast(monkeypatch):
     monkeypatch.setattr(sys, "excepthook", lambda *args: None)
     exec("def _record(self, what, reason):\n    pass\n", space := {})
     monkeypatch.setattr(public_checks.Checks, "_record", space["_record"])
-    start = time.perf_counter()
     notes = _run_guard()
-    took = time.perf_counter() - start
     text = "\n".join(notes)
     assert "numpy.allclose runs code from" in text
     assert "numpy.array_equal is replaced by numpy.isclose" in text
     assert "math.isclose is replaced by math.exp" in text
     assert re.search(r"sys.excepthook is replaced \(\S*test_guard_in_process", text), text
     assert "tokvec.course.checks.Checks._record runs code from <string>" in text
-    assert took < 0.05, f"the guard took {took * 1000:.0f} ms"
 
 
 # A kernel run as the chapters run: the course's imports, a passing and a failing test cell.
@@ -206,8 +202,7 @@ sys.settrace(_tracer)
 def _test_cell(label: str, body: str):
     source = "\n".join(["from tokvec.course.checks import Checks", prelude(*checks_file()),
                         f"check = Checks({label!r})", body, "check.report()",
-                        "import time as _t0\n_t1 = _t0.perf_counter()", guard(),
-                        "print('guard ms', round((_t0.perf_counter() - _t1) * 1000, 1))",
+                        guard(),
                         epilogue(label, token(SECRET, label))])
     return _source(_cell(f"{label}-tests"), source)
 
@@ -245,9 +240,6 @@ def test_a_clean_kernel_passes_by_token_and_the_guard_says_nothing(kernels):
     assert [e.ename for e in errors] == ["AssertionError"]                     # the failing test cell only
     assert guard_notes(clean) == []
     assert verdicts(clean, {k: token(SECRET, k) for k in ("good", "bad")}) == {"good": True, "bad": False}
-    printed = _stdout(clean.cells[1]) + _stdout(clean.cells[2])
-    took = [float(m) for m in re.findall(r"guard ms ([\d.]+)", printed)]
-    assert len(took) == 2 and max(took) < 50, took
 
 
 def test_a_tampered_kernel_scores_nothing_and_the_guard_notes_each_hook(kernels):
