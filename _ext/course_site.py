@@ -37,6 +37,11 @@
    names a separate student-only repository: the repository button, Colab and Binder
    then open it (``student/<stem>.ipynb`` in it); without it the student site has no
    repository link at all, and a chapter offers its student notebook as a download only.
+7. Accessibility (WCAG 2.1 AA; ``tools/axe_audit.py`` and ``tests/test_accessibility.py`` check
+   every page with axe-core): when the build ends, every page of the site is mended where the
+   theme and the extensions write markup that fails, see :func:`accessible_html`, and the
+   ``index.html`` that only redirects to the first page gets a language and a title. The link
+   colours of both themes are in ``static/course.css``.
 """
 
 import html
@@ -429,6 +434,75 @@ def _config_inited(app: Sphinx, config) -> None:
         config.hide_solutions = True
 
 
+# --- 7. accessibility -----------------------------------------------------------------
+
+# (what the theme or an extension writes, what the page gets instead, why)
+_ACCESSIBLE = (
+    # myst-nb's folded cell: the name "Toggle hidden content" hides the visible "Show code
+    # cell source" (axe: label-content-name-mismatch); without it the summary is named by
+    # its visible text
+    (re.compile(r'<summary aria-label="Toggle hidden content">'), "<summary>"),
+    # pydata-sphinx-theme's search field: named "Search", shows "Search Ctrl+K"
+    (re.compile(r'(<button class="[^"]*\bsearch-button-field\b[^"]*"[^>]*?) aria-label="[^"]*"'),
+     r"\1"),
+    # the theme switch is named "Color mode", but Font Awesome turns each icon's title
+    # ("Light", "Dark", "System Settings") into visible text of the button; the icons are
+    # decoration
+    (re.compile(r'(<i class="theme-switch [^"]*" data-mode="\w+")\s+title="[^"]*"'),
+     r'\1 aria-hidden="true"'),
+    # sphinxcontrib-bibtex's reference list: role="list" whose entries carry the deprecated
+    # role doc-biblioentry (aria-deprecated-role), so the list has no list items
+    # (aria-required-children)
+    (re.compile(r'(<div class="citation"[^>]*) role="doc-biblioentry"'), r'\1 role="listitem"'),
+)
+# sphinx-external-toc's index.html: only a <meta> refresh, no <html lang>, no <title>
+_BARE_INDEX = re.compile(r'\s*<meta http-equiv="Refresh" content="0; url=([^"]+)" />\s*')
+_INDEX = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<meta http-equiv="refresh" content="0; url={target}">
+<link rel="canonical" href="{target}">
+</head>
+<body>
+<main>
+<p>The course starts at <a href="{target}">{title}</a>.</p>
+</main>
+</body>
+</html>
+"""
+
+
+def accessible_html(text: str) -> str:
+    """A page as the theme and the extensions wrote it, with what fails WCAG 2.1 AA mended
+    (see ``_ACCESSIBLE``). Mending a mended page changes nothing."""
+    for pattern, replacement in _ACCESSIBLE:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def _accessible_pages(app: Sphinx, exception) -> None:
+    """Mend every page of the site (after sphinx-external-toc wrote ``index.html``)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    index = out / "index.html"
+    bare = _BARE_INDEX.fullmatch(index.read_text(encoding="utf-8")) if index.is_file() else None
+    if bare:
+        root = app.config.root_doc
+        title = app.env.titles[root].astext() if root in app.env.titles else app.config.project
+        index.write_text(
+            _INDEX.format(target=bare.group(1), title=html.escape(title)), encoding="utf-8")
+    for page in out.rglob("*.html"):
+        if page.relative_to(out).parts[0] in ("_static", "_sources"):
+            continue
+        text = page.read_text(encoding="utf-8")
+        mended = accessible_html(text)
+        if mended != text:
+            page.write_text(mended, encoding="utf-8")
+
+
 # --- wiring ---------------------------------------------------------------------------
 
 
@@ -512,4 +586,5 @@ def setup(app: Sphinx) -> dict:
     app.connect("doctree-resolved", _student_line)
     app.connect("doctree-resolved", _unlink_instructor_references)
     app.connect("build-finished", _build_finished)
+    app.connect("build-finished", _accessible_pages, priority=900)  # after index.html
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,193 @@
+"""Audit a built site with axe-core in Chromium: WCAG 2.0 and 2.1, levels A and AA.
+
+Serves the site folder on 127.0.0.1, opens every page (every ``.html`` outside ``_static/``,
+the redirects of renamed chapters included) in Debian's Chromium through Playwright, with no
+network (every request that is not for the local site is refused), once in the light and once
+in the dark theme, injects the vendored axe-core (``tests/vendor/axe-core/axe.min.js``) and runs
+its rules tagged ``wcag2a``, ``wcag2aa``, ``wcag21a`` and ``wcag21aa``. Prints the axe-core
+version, the rules run and, per rule that found something: its impact, how many nodes on how
+many pages in which theme, and one example (the node's selector and HTML).
+``tests/test_accessibility.py`` runs the same audit on the built site and expects nothing.
+Usage::
+
+    python tools/axe_audit.py _build/html                       # the book
+    python tools/axe_audit.py _build/html _build/student-site/_build/html --json axe.json
+    python tools/axe_audit.py _build/html --theme dark --page chapters/05_positional_embedding.html
+
+Exit status: 0 without violations, 1 with, 2 when there is no Chromium or no Playwright.
+"""
+
+import argparse
+import contextlib
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import sys
+import threading
+from collections import defaultdict
+from pathlib import Path
+from urllib.parse import urljoin
+
+ROOT = Path(__file__).resolve().parents[1]
+AXE_JS = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
+TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
+THEMES = ("light", "dark")
+VIEWPORT = {"width": 1280, "height": 900}
+REFRESH = re.compile(r"<meta http-equiv=\"refresh\"[^>]*>", re.IGNORECASE)
+
+_RUN = """async tags => {
+  // the page as a reader sees it: math typeset, fonts loaded, the theme's scripts done
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await document.fonts.ready;
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const result = await axe.run(document, {
+    runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]});
+  return result.violations.map(v => ({
+    rule: v.id, impact: v.impact, help: v.help,
+    nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html, summary: n.failureSummary}))}));
+}"""
+
+
+def chromium() -> str | None:
+    """Debian's Chromium (``$CHROMIUM`` names another)."""
+    return os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def site_pages(site: Path) -> list[str]:
+    """Every page of a built site, relative to it: ``index.html``, ``chapters/...``."""
+    return sorted(
+        p.relative_to(site).as_posix()
+        for p in site.rglob("*.html")
+        if p.relative_to(site).parts[0] not in ("_static", "_sources")
+    )
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def serve(site: Path):
+    """The site on a free localhost port: yields its base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def _fulfil_with(body: str):
+    return lambda route: route.fulfill(body=body, content_type="text/html")
+
+
+def _tab(browser, base: str, site: Path, pages: list[str], theme: str):
+    """A tab in a browser context of its own, showing the site in ``theme``, offline; and the
+    pages among ``pages`` that are redirects (served without their refresh)."""
+    context = browser.new_context(viewport=VIEWPORT, color_scheme=theme)
+    # the theme's own switch: pydata-sphinx-theme reads "mode" and "theme" before it paints
+    context.add_init_script(
+        f"localStorage.setItem('mode', '{theme}'); localStorage.setItem('theme', '{theme}');")
+    context.route(re.compile(r"^(?!" + re.escape(base) + ")"), lambda route: route.abort())
+    redirects = set()
+    for path in pages:
+        text = (site / path).read_text(encoding="utf-8")
+        if REFRESH.search(text):
+            redirects.add(path)  # a plain page: no theme
+            context.route(urljoin(base, path), _fulfil_with(REFRESH.sub("", text)))
+    return context.new_page(), redirects
+
+
+def audit(browser, base: str, site: Path, pages=None, themes=THEMES) -> dict:
+    """Run axe on ``pages`` (default: all of ``site``) served at ``base``, in each theme.
+
+    Returns ``{"version", "tags", "rules", "violations"}``; each violation is a dict with the
+    theme, page, rule, impact, help and nodes (target, html, summary). One browser context
+    (and one tab, reused for every page) per theme. A redirect page is audited as it is,
+    without following its ``<meta http-equiv="refresh">``."""
+    pages = site_pages(site) if pages is None else list(pages)
+    axe_source = AXE_JS.read_text(encoding="utf-8")
+    found: list[dict] = []
+    version, rules = "", []
+    for theme in themes:
+        tab, redirects = _tab(browser, base, site, pages, theme)
+        try:
+            for path in pages:
+                tab.goto(urljoin(base, path), wait_until="load")
+                shown = tab.evaluate("document.documentElement.dataset.theme || 'light'")
+                assert shown == theme or path in redirects, (
+                    f"{path}: asked for the {theme} theme, the page shows {shown}")
+                tab.add_script_tag(content=axe_source)
+                if not version:
+                    version = tab.evaluate("axe.version")
+                    rules = tab.evaluate(
+                        "tags => axe.getRules(tags).map(r => r.ruleId).sort()", list(TAGS))
+                for v in tab.evaluate(_RUN, list(TAGS)):
+                    found.append({"theme": theme, "page": path, **v})
+        finally:
+            tab.context.close()
+    return {"version": version, "tags": list(TAGS), "rules": rules, "violations": found}
+
+
+def report(result: dict, title: str = "") -> str:
+    """Per rule: impact, nodes and pages per theme, one example."""
+    lines = [f"axe-core {result['version']}{' on ' + title if title else ''}: "
+             f"{len(result['rules'])} rules tagged {', '.join(result['tags'])}",
+             "rules: " + " ".join(result["rules"])]
+    by_rule = defaultdict(list)
+    for v in result["violations"]:
+        by_rule[v["rule"]].append(v)
+    if not by_rule:
+        lines.append("no violation")
+    for rule, found in sorted(by_rule.items()):
+        counts = []
+        for theme in dict.fromkeys(v["theme"] for v in found):
+            mine = [v for v in found if v["theme"] == theme]
+            counts.append(f"{theme}: {sum(len(v['nodes']) for v in mine)} nodes on {len(mine)} pages")
+        example = found[0]["nodes"][0]
+        lines += [f"{rule} ({found[0]['impact']}): {'; '.join(counts)} - {found[0]['help']}",
+                  f"    e.g. {found[0]['page']} [{found[0]['theme']}] {example['target']}",
+                  f"    {example['html'][:300]}",
+                  "    " + (example["summary"] or "").replace("\n", " ")[:400],
+                  "    pages: " + " ".join(sorted({v['page'] for v in found}))]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sites", nargs="+", type=Path, help="built site folders (with index.html)")
+    parser.add_argument("--theme", choices=THEMES, action="append", help="default: both")
+    parser.add_argument("--page", action="append", help="only this page (relative to the site)")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="write every violation as JSON")
+    args = parser.parse_args(argv)
+    executable = chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        print("playwright is not installed", file=sys.stderr)
+        return 2
+    if executable is None:
+        print("no Chromium found: install Debian's chromium or set CHROMIUM", file=sys.stderr)
+        return 2
+    results = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True)
+        for site in args.sites:
+            site = site.resolve()
+            with serve(site) as base:
+                results[str(site)] = audit(browser, base, site, args.page, args.theme or THEMES)
+            print(report(results[str(site)], str(site)))
+        browser.close()
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return 1 if any(r["violations"] for r in results.values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
