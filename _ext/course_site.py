@@ -41,7 +41,8 @@
    every page with axe-core): when the build ends, every page of the site is mended where the
    theme and the extensions write markup that fails, see :func:`accessible_html`, and the
    ``index.html`` that only redirects to the first page gets a language and a title. The link
-   colours of both themes are in ``static/course.css``.
+   colours of both themes and the focus rings are in ``static/course.css``; ``static/course.js``
+   keeps the keyboard's focus on the buttons the theme blurs when they are clicked.
 """
 
 import html
@@ -581,6 +582,7 @@ def setup(app: Sphinx) -> dict:
     app.connect("env-before-read-docs", _check_student_notebooks)
     app.connect("missing-reference", _link_left_out_page)
     app.add_css_file("course.css")
+    app.add_js_file("course.js")
     # after the theme has made its buttons
     app.connect("html-page-context", _page_context, priority=900)
     app.connect("doctree-resolved", _student_line)

@@ -2,12 +2,14 @@
 
 Serves the site folder on 127.0.0.1, opens every page (every ``.html`` outside ``_static/``,
 the redirects of renamed chapters included) in Debian's Chromium through Playwright, with no
-network (every request that is not for the local site is refused), once in the light and once
-in the dark theme, injects the vendored axe-core (``tests/vendor/axe-core/axe.min.js``) and runs
-its rules tagged ``wcag2a``, ``wcag2aa``, ``wcag21a`` and ``wcag21aa``. Prints the axe-core
-version, the rules run and, per rule that found something: its impact, how many nodes on how
-many pages in which theme, and one example (the node's selector and HTML).
-``tests/test_accessibility.py`` runs the same audit on the built site and expects nothing.
+network (every request that is not for the local site is refused), injects the vendored
+axe-core (``tests/vendor/axe-core/axe.min.js``) and runs its rules tagged ``wcag2a``,
+``wcag2aa``, ``wcag21a`` and ``wcag21aa``, in the light theme, then switches the page to the
+dark theme as the theme's own switch does and runs them again (``--colour-only-in-dark``: only
+the rules that read colours, as the tests do). Prints the axe-core version, the rules run and,
+per rule that found something: its impact, how many nodes on how many pages in which theme,
+and one example (the node's selector and HTML). ``tests/test_accessibility.py`` runs the same
+audit on both built sites and expects nothing.
 Usage::
 
     python tools/axe_audit.py _build/html                       # the book
@@ -35,16 +37,21 @@ ROOT = Path(__file__).resolve().parents[1]
 AXE_JS = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 TAGS = ("wcag2a", "wcag2aa", "wcag21a", "wcag21aa")
 THEMES = ("light", "dark")
+# The rules whose result depends on the colours, the only thing the theme switch changes.
+COLOUR_RULES = ("color-contrast", "link-in-text-block")
 VIEWPORT = {"width": 1280, "height": 900}
 REFRESH = re.compile(r"<meta http-equiv=\"refresh\"[^>]*>", re.IGNORECASE)
 
-_RUN = """async tags => {
+_RUN = """async ([tags, only]) => {
   // the page as a reader sees it: math typeset, fonts loaded, the theme's scripts done
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
   await document.fonts.ready;
   await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  // a theme switch starts colour transitions: axe must read the colours they end at
+  await Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)));
   const result = await axe.run(document, {
-    runOnly: {type: "tag", values: tags}, resultTypes: ["violations"]});
+    runOnly: only ? {type: "rule", values: only} : {type: "tag", values: tags},
+    resultTypes: ["violations"]});
   return result.violations.map(v => ({
     rule: v.id, impact: v.impact, help: v.help,
     nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html, summary: n.failureSummary}))}));
@@ -87,13 +94,12 @@ def _fulfil_with(body: str):
     return lambda route: route.fulfill(body=body, content_type="text/html")
 
 
-def _tab(browser, base: str, site: Path, pages: list[str], theme: str):
-    """A tab in a browser context of its own, showing the site in ``theme``, offline; and the
-    pages among ``pages`` that are redirects (served without their refresh)."""
-    context = browser.new_context(viewport=VIEWPORT, color_scheme=theme)
+def _tab(browser, base: str, site: Path, pages: list[str]):
+    """A tab in a browser context of its own, showing the site in the light theme, offline; and
+    the pages among ``pages`` that are redirects (served without their refresh)."""
+    context = browser.new_context(viewport=VIEWPORT, color_scheme="light")
     # the theme's own switch: pydata-sphinx-theme reads "mode" and "theme" before it paints
-    context.add_init_script(
-        f"localStorage.setItem('mode', '{theme}'); localStorage.setItem('theme', '{theme}');")
+    context.add_init_script("localStorage.setItem('mode', 'light'); localStorage.setItem('theme', 'light');")
     context.route(re.compile(r"^(?!" + re.escape(base) + ")"), lambda route: route.abort())
     redirects = set()
     for path in pages:
@@ -104,35 +110,60 @@ def _tab(browser, base: str, site: Path, pages: list[str], theme: str):
     return context.new_page(), redirects
 
 
-def audit(browser, base: str, site: Path, pages=None, themes=THEMES) -> dict:
+# The dark theme as its switch sets it: the page's attributes (the CSS reads them) and the stored
+# choice; returns the page's background colour, which the audit checks is dark.
+_DARK = """() => {
+  localStorage.setItem('mode', 'dark'); localStorage.setItem('theme', 'dark');
+  document.documentElement.dataset.mode = 'dark';
+  document.documentElement.dataset.theme = 'dark';
+  return getComputedStyle(document.body).backgroundColor;
+}"""
+
+
+def _luminance(css_colour: str) -> float:
+    """Relative luminance (WCAG) of ``rgb(r, g, b)``."""
+    r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css_colour)[:3])
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (r, g, b)]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def audit(browser, base: str, site: Path, pages=None, themes=THEMES, dark_rules=None) -> dict:
     """Run axe on ``pages`` (default: all of ``site``) served at ``base``, in each theme.
 
-    Returns ``{"version", "tags", "rules", "violations"}``; each violation is a dict with the
-    theme, page, rule, impact, help and nodes (target, html, summary). One browser context
-    (and one tab, reused for every page) per theme. A redirect page is audited as it is,
-    without following its ``<meta http-equiv="refresh">``."""
+    Each page is loaded once, in the light theme, and audited; for the dark theme the page is
+    switched as the theme's own switch does it (its background must turn dark) and audited
+    again, with every rule, or with only ``dark_rules`` (rule ids): the rules whose result
+    depends on colours, since the switch changes nothing else. A redirect page has no theme:
+    it is audited once, as it is, without following its ``<meta http-equiv="refresh">``.
+    Returns ``{"version", "tags", "rules", "dark_rules", "pages", "violations"}``; each violation
+    is a dict with the theme, page, rule, impact, help and nodes (target, html, summary)."""
     pages = site_pages(site) if pages is None else list(pages)
     axe_source = AXE_JS.read_text(encoding="utf-8")
     found: list[dict] = []
     version, rules = "", []
-    for theme in themes:
-        tab, redirects = _tab(browser, base, site, pages, theme)
-        try:
-            for path in pages:
-                tab.goto(urljoin(base, path), wait_until="load")
-                shown = tab.evaluate("document.documentElement.dataset.theme || 'light'")
-                assert shown == theme or path in redirects, (
-                    f"{path}: asked for the {theme} theme, the page shows {shown}")
-                tab.add_script_tag(content=axe_source)
-                if not version:
-                    version = tab.evaluate("axe.version")
-                    rules = tab.evaluate(
-                        "tags => axe.getRules(tags).map(r => r.ruleId).sort()", list(TAGS))
-                for v in tab.evaluate(_RUN, list(TAGS)):
+    tab, redirects = _tab(browser, base, site, pages)
+    try:
+        for path in pages:
+            tab.goto(urljoin(base, path), wait_until="load")
+            shown = tab.evaluate("document.documentElement.dataset.theme || 'light'")
+            assert shown == "light", f"{path}: asked for the light theme, the page shows {shown}"
+            tab.add_script_tag(content=axe_source)
+            if not version:
+                version = tab.evaluate("axe.version")
+                rules = tab.evaluate(
+                    "tags => axe.getRules(tags).map(r => r.ruleId).sort()", list(TAGS))
+            for theme in themes if path not in redirects else themes[:1]:
+                if theme == "dark":
+                    background = tab.evaluate(_DARK)
+                    assert _luminance(background) < 0.05, (
+                        f"{path}: switched to the dark theme, the background is {background}")
+                only = list(dark_rules) if theme == "dark" and dark_rules else None
+                for v in tab.evaluate(_RUN, [list(TAGS), only]):
                     found.append({"theme": theme, "page": path, **v})
-        finally:
-            tab.context.close()
-    return {"version": version, "tags": list(TAGS), "rules": rules, "violations": found}
+    finally:
+        tab.context.close()
+    return {"version": version, "tags": list(TAGS), "rules": rules,
+            "dark_rules": list(dark_rules or rules), "pages": len(pages), "violations": found}
 
 
 def report(result: dict, title: str = "") -> str:
@@ -140,6 +171,8 @@ def report(result: dict, title: str = "") -> str:
     lines = [f"axe-core {result['version']}{' on ' + title if title else ''}: "
              f"{len(result['rules'])} rules tagged {', '.join(result['tags'])}",
              "rules: " + " ".join(result["rules"])]
+    if result["dark_rules"] != result["rules"]:
+        lines.append("in the dark theme only: " + " ".join(result["dark_rules"]))
     by_rule = defaultdict(list)
     for v in result["violations"]:
         by_rule[v["rule"]].append(v)
@@ -165,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--theme", choices=THEMES, action="append", help="default: both")
     parser.add_argument("--page", action="append", help="only this page (relative to the site)")
     parser.add_argument("--json", type=Path, metavar="OUT", help="write every violation as JSON")
+    parser.add_argument("--colour-only-in-dark", action="store_true",
+                        help="in the dark theme run only " + " and ".join(COLOUR_RULES)
+                        + " (as the test does; default: every rule in both themes)")
     args = parser.parse_args(argv)
     executable = chromium()
     try:
@@ -181,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         for site in args.sites:
             site = site.resolve()
             with serve(site) as base:
-                results[str(site)] = audit(browser, base, site, args.page, args.theme or THEMES)
+                results[str(site)] = audit(browser, base, site, args.page, tuple(args.theme or THEMES),
+                                               COLOUR_RULES if args.colour_only_in_dark else None)
             print(report(results[str(site)], str(site)))
         browser.close()
     if args.json:
