@@ -42,6 +42,10 @@ COLOUR_RULES = ("color-contrast", "link-in-text-block")
 VIEWPORT = {"width": 1280, "height": 900}
 REFRESH = re.compile(r"<meta http-equiv=\"refresh\"[^>]*>", re.IGNORECASE)
 
+_SETTLE = """async () => {
+  await new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  await Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)));
+}"""
 _RUN = """async ([tags, only]) => {
   // the page as a reader sees it: math typeset, fonts loaded, the theme's scripts done
   if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
@@ -120,6 +124,40 @@ _DARK = """() => {
 }"""
 
 
+# Reflow (WCAG 1.4.10), which axe does not check: at 320 CSS pixels (a 1280-pixel window at
+# 400 %) the page must not scroll sideways, and nothing may be cut off by a box that hides what
+# sticks out (MathJax's own boxes and its hidden copy for screen readers aside). Boxes that
+# scroll must take the focus: axe's scrollable-region-focusable runs again at that width.
+REFLOW_WIDTH = 320
+_REFLOW = """() => {
+  const W = document.documentElement.clientWidth, found = [];
+  const scrolls = e => { for (let a = e.parentElement; a; a = a.parentElement)
+    if (getComputedStyle(a).overflowX !== 'visible') return true; return false; };
+  const describe = (e, why) => ({target: e.tagName.toLowerCase() + (e.id ? '#' + e.id : '')
+    + (typeof e.className === 'string' && e.className ? '.' + e.className.trim().split(/\\s+/).join('.') : ''),
+    html: e.outerHTML.slice(0, 300), summary: why});
+  if (document.documentElement.scrollWidth > W + 1) {
+    // what sticks out: a box, or the text of a box that cannot wrap it
+    const out = [...document.querySelectorAll('body *')].filter(e => e.checkVisibility()
+      && (e.getBoundingClientRect().right > W + 1
+          || e.scrollWidth > e.clientWidth + 1 && getComputedStyle(e).overflowX === 'visible')
+      && !scrolls(e) && !e.closest('.bd-sidebar-secondary'));
+    const deepest = out.filter(e => !out.some(c => c !== e && e.contains(c)));
+    const why = `the page is ${document.documentElement.scrollWidth} px wide at ${W} px`;
+    for (const e of deepest.slice(0, 3)) found.push(describe(e, why + ': this sticks out'));
+    if (!deepest.length) found.push(describe(document.documentElement, why));
+  }
+  for (const e of document.querySelectorAll('body *')) {
+    if (e.tagName.startsWith('MJX-') || !e.checkVisibility()) continue;
+    const o = getComputedStyle(e).overflowX, r = e.getBoundingClientRect();
+    if ((o === 'hidden' || o === 'clip') && r.width > 1 && r.height > 1
+        && e.scrollWidth > e.clientWidth + 2)
+      found.push(describe(e, `cut off: ${e.scrollWidth} px of content in ${e.clientWidth} px`));
+  }
+  return found;
+}"""
+
+
 def _luminance(css_colour: str) -> float:
     """Relative luminance (WCAG) of ``rgb(r, g, b)``."""
     r, g, b = (int(v) / 255 for v in re.findall(r"\d+", css_colour)[:3])
@@ -127,13 +165,33 @@ def _luminance(css_colour: str) -> float:
     return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
 
-def audit(browser, base: str, site: Path, pages=None, themes=THEMES, dark_rules=None) -> dict:
+def _reflow(tab, path: str, theme: str) -> list[dict]:
+    """The page at ``REFLOW_WIDTH`` pixels: what sticks out or is cut off, and what scrolls
+    without taking the focus (axe's scrollable-region-focusable); then the window's width back
+    (for the next page). The theme gives a scrolling box its Tab stop 300 ms after a resize."""
+    tab.set_viewport_size({"width": REFLOW_WIDTH, "height": 640})
+    try:
+        tab.wait_for_timeout(400)
+        tab.evaluate(_SETTLE)
+        nodes = tab.evaluate(_REFLOW)
+        found = [{"rule": "reflow", "impact": "serious", "nodes": nodes,
+                  "help": f"WCAG 1.4.10: nothing sticks out of or is cut off at {REFLOW_WIDTH} px"}]
+        found += tab.evaluate(_RUN, [list(TAGS), ["scrollable-region-focusable"]])
+    finally:
+        tab.set_viewport_size(VIEWPORT)
+    return [{"theme": f"{theme}, {REFLOW_WIDTH} px", "page": path, **v} for v in found if v["nodes"]]
+
+
+def audit(browser, base: str, site: Path, pages=None, themes=THEMES, dark_rules=None,
+          reflow=True) -> dict:
     """Run axe on ``pages`` (default: all of ``site``) served at ``base``, in each theme.
 
     Each page is loaded once, in the light theme, and audited; for the dark theme the page is
     switched as the theme's own switch does it (its background must turn dark) and audited
     again, with every rule, or with only ``dark_rules`` (rule ids): the rules whose result
-    depends on colours, since the switch changes nothing else. A redirect page has no theme:
+    depends on colours, since the switch changes nothing else. With ``reflow``, each page is
+    then checked at 320 pixels (see ``_REFLOW``): its findings have the rule ``reflow`` (or
+    axe's ``scrollable-region-focusable``) and the theme "dark, 320 px". A redirect page has no theme:
     it is audited once, as it is, without following its ``<meta http-equiv="refresh">``.
     Returns ``{"version", "tags", "rules", "dark_rules", "pages", "violations"}``; each violation
     is a dict with the theme, page, rule, impact, help and nodes (target, html, summary)."""
@@ -160,6 +218,8 @@ def audit(browser, base: str, site: Path, pages=None, themes=THEMES, dark_rules=
                 only = list(dark_rules) if theme == "dark" and dark_rules else None
                 for v in tab.evaluate(_RUN, [list(TAGS), only]):
                     found.append({"theme": theme, "page": path, **v})
+            if reflow and path not in redirects:
+                found += _reflow(tab, path, theme)
     finally:
         tab.context.close()
     return {"version": version, "tags": list(TAGS), "rules": rules,
