@@ -272,7 +272,7 @@ def test_feedback_messages_leave_room_for_a_label():
 # --- chapter pointers --------------------------------------------------------------------------
 
 PROSE_PAGES = ["intro.md", "notation.md", "glossary.md", "instructors.md", "rubrics.md", "sources.md",
-               "versions.md"]
+               "versions.md", "accessibility.md"]
 _LINKED = re.compile(r"\{(?:doc|ref|numref)\}`[^`]*`")
 _POINTER = re.compile(r"(?<!-)\b[Cc]hapters? \d|\b[Ss]ections? \d+\.\d|\b[Cc]h\. ?\d")  # not an option: --chapters 05_x
 
