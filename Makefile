@@ -68,12 +68,13 @@ else
 endif
 
 # `make test` runs two pytest sessions side by side, one per core, of about equal length: the
-# notebooks (nbval) with the grading, class-grading, install and two of the process-group tests,
-# and every other test. The tests that build the site (test_book, test_site, test_pdf,
-# test_student_site, test_accessibility) stay in one session: they share the build in _build/.
-# The first session's report is printed after the second's.
+# notebooks (nbval) with the grading, class-grading, install, CPU-benchmark and most
+# process-group tests, and every other test. The tests that build the site (test_book,
+# test_site, test_pdf, test_student_site, test_accessibility) stay in one session: they share
+# the build in _build/. The first session's report is printed after the second's.
 SIDE := tests/test_grading.py tests/test_install.py tests/test_grade_class.py \
-        tests/test_parallel_loss.py tests/test_parallel_dtensor.py
+        tests/test_parallel.py tests/test_parallel_loss.py tests/test_parallel_dtensor.py \
+        tests/test_bench_cpu.py
 test: $(STAMP)
 	@log=$$(mktemp); \
 	$(BIN)/python -m pytest -p no:cacheprovider $(SIDE) --nbval --nbval-current-env \

@@ -55,10 +55,13 @@ _RUN = """async ([tags, only]) => {
   await Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)));
   const result = await axe.run(document, {
     runOnly: only ? {type: "rule", values: only} : {type: "tag", values: tags},
-    resultTypes: ["violations"]});
-  return result.violations.map(v => ({
-    rule: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html, summary: n.failureSummary}))}));
+    resultTypes: ["violations", "incomplete"]});
+  return {
+    violations: result.violations.map(v => ({
+      rule: v.id, impact: v.impact, help: v.help,
+      nodes: v.nodes.map(n => ({target: n.target.join(" "), html: n.html, summary: n.failureSummary}))})),
+    // what axe could not decide (a colour behind an image, text partly hidden): not failures
+    review: Object.fromEntries(result.incomplete.map(v => [v.id, v.nodes.length]))};
 }"""
 
 
@@ -176,7 +179,7 @@ def _reflow(tab, path: str, theme: str) -> list[dict]:
         nodes = tab.evaluate(_REFLOW)
         found = [{"rule": "reflow", "impact": "serious", "nodes": nodes,
                   "help": f"WCAG 1.4.10: nothing sticks out of or is cut off at {REFLOW_WIDTH} px"}]
-        found += tab.evaluate(_RUN, [list(TAGS), ["scrollable-region-focusable"]])
+        found += tab.evaluate(_RUN, [list(TAGS), ["scrollable-region-focusable"]])["violations"]
     finally:
         tab.set_viewport_size(VIEWPORT)
     return [{"theme": f"{theme}, {REFLOW_WIDTH} px", "page": path, **v} for v in found if v["nodes"]]
@@ -193,11 +196,13 @@ def audit(browser, base: str, site: Path, pages=None, themes=THEMES, dark_rules=
     then checked at 320 pixels (see ``_REFLOW``): its findings have the rule ``reflow`` (or
     axe's ``scrollable-region-focusable``) and the theme "dark, 320 px". A redirect page has no theme:
     it is audited once, as it is, without following its ``<meta http-equiv="refresh">``.
-    Returns ``{"version", "tags", "rules", "dark_rules", "pages", "violations"}``; each violation
-    is a dict with the theme, page, rule, impact, help and nodes (target, html, summary)."""
+    Returns ``{"version", "tags", "rules", "dark_rules", "pages", "violations", "needs_review"}``;
+    each violation is a dict with the theme, page, rule, impact, help and nodes (target, html,
+    summary); ``needs_review`` counts, per rule, the nodes (and pages) axe could not decide."""
     pages = site_pages(site) if pages is None else list(pages)
     axe_source = AXE_JS.read_text(encoding="utf-8")
     found: list[dict] = []
+    review = defaultdict(lambda: [0, set()])              # rule: nodes, pages
     version, rules = "", []
     tab, redirects = _tab(browser, base, site, pages)
     try:
@@ -216,14 +221,20 @@ def audit(browser, base: str, site: Path, pages=None, themes=THEMES, dark_rules=
                     assert _luminance(background) < 0.05, (
                         f"{path}: switched to the dark theme, the background is {background}")
                 only = list(dark_rules) if theme == "dark" and dark_rules else None
-                for v in tab.evaluate(_RUN, [list(TAGS), only]):
+                result = tab.evaluate(_RUN, [list(TAGS), only])
+                for v in result["violations"]:
                     found.append({"theme": theme, "page": path, **v})
+                for rule, n in result["review"].items():
+                    review[rule][0] += n
+                    review[rule][1].add(path)
             if reflow and path not in redirects:
                 found += _reflow(tab, path, theme)
     finally:
         tab.context.close()
     return {"version": version, "tags": list(TAGS), "rules": rules,
-            "dark_rules": list(dark_rules or rules), "pages": len(pages), "violations": found}
+            "dark_rules": list(dark_rules or rules), "pages": len(pages), "violations": found,
+            "needs_review": {rule: {"nodes": n, "pages": len(where)}
+                             for rule, (n, where) in sorted(review.items())}}
 
 
 def report(result: dict, title: str = "") -> str:
@@ -238,6 +249,9 @@ def report(result: dict, title: str = "") -> str:
         by_rule[v["rule"]].append(v)
     if not by_rule:
         lines.append("no violation")
+    if result.get("needs_review"):
+        lines.append("needs review (axe could not decide; not counted as failures): " + ", ".join(
+            f"{rule} {r['nodes']} nodes on {r['pages']} pages" for rule, r in result["needs_review"].items()))
     for rule, found in sorted(by_rule.items()):
         counts = []
         for theme in dict.fromkeys(v["theme"] for v in found):
